@@ -1,0 +1,178 @@
+// The CUDA backend object: owns the device context (aux streams, events, cuBLAS handles) and dispatches each call to
+// the algorithm select.cu resolves. Validation already happened in api.cpp.
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cuda_backend.h"
+#include "cuda_common.cuh"
+
+namespace openrnn {
+namespace cuda {
+
+void throw_cuda(cudaError_t e, const char* what, const char* file, int line) {
+  const char* base = std::strrchr(file, '/');
+  fail(OPENRNN_STATUS_CUDA_ERROR, std::string("CUDA error ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                                      ") in " + what + " at " + (base ? base + 1 : file) + ":" + std::to_string(line));
+}
+
+void throw_cublas(cublasStatus_t s, const char* what, const char* file, int line) {
+  const char* base = std::strrchr(file, '/');
+  fail(OPENRNN_STATUS_CUDA_ERROR, std::string("cuBLAS error ") + cublasGetStatusName(s) + " (" +
+                                      cublasGetStatusString(s) + ") in " + what + " at " + (base ? base + 1 : file) +
+                                      ":" + std::to_string(line));
+}
+
+DeviceGuard::DeviceGuard(int device) {
+  OPENRNN_CUDA_CHECK(cudaGetDevice(&prev_));
+  if (prev_ != device) {
+    OPENRNN_CUDA_CHECK(cudaSetDevice(device));
+    changed_ = true;
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (changed_) cudaSetDevice(prev_);  // best effort: a destructor must not throw
+}
+
+void Context::fork(int n) const {
+  if (n <= 1) return;
+  OPENRNN_CUDA_CHECK(cudaEventRecord(events[0], stream));
+  for (int i = 1; i < n; ++i) OPENRNN_CUDA_CHECK(cudaStreamWaitEvent(aux[i - 1], events[0], 0));
+}
+
+void Context::join(int n) const {
+  for (int i = 1; i < n; ++i) {
+    OPENRNN_CUDA_CHECK(cudaEventRecord(events[i], aux[i - 1]));
+    OPENRNN_CUDA_CHECK(cudaStreamWaitEvent(stream, events[i], 0));
+  }
+}
+
+void Context::bind_blas_workspace(void* workspace) const {
+  char* w = static_cast<char*>(workspace);
+  OPENRNN_CUBLAS_CHECK(cublasSetStream(blas, stream));
+  OPENRNN_CUBLAS_CHECK(cublasSetWorkspace(blas, w, kCublasWorkspaceBytes));
+  for (int i = 0; i < kAuxStreams; ++i) {
+    OPENRNN_CUBLAS_CHECK(cublasSetStream(aux_blas[i], aux[i]));
+    OPENRNN_CUBLAS_CHECK(cublasSetWorkspace(aux_blas[i], w + kCublasWorkspaceBytes * (i + 1), kCublasWorkspaceBytes));
+  }
+}
+
+namespace {
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int ordinal) {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+      cudaGetLastError();  // clear the sticky-free error state left by a failed query
+      fail(OPENRNN_STATUS_NO_DEVICE, std::string("openrnn_create_handle: no CUDA device is available (") +
+                                         (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + ")");
+    }
+    if (ordinal >= count)
+      fail(OPENRNN_STATUS_NO_DEVICE, "openrnn_create_handle: CUDA ordinal " + std::to_string(ordinal) +
+                                         " does not exist (" + std::to_string(count) + " device(s))");
+    ctx_.device = ordinal;
+    DeviceGuard g(ordinal);
+    try {
+      OPENRNN_CUDA_CHECK(cudaGetDeviceProperties(&ctx_.props, ordinal));
+      for (int i = 0; i < kAuxStreams; ++i) {
+        OPENRNN_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx_.aux[i], cudaStreamNonBlocking));
+        OPENRNN_CUBLAS_CHECK(cublasCreate(&ctx_.aux_blas[i]));
+      }
+      for (int i = 0; i < kEvents; ++i)
+        OPENRNN_CUDA_CHECK(cudaEventCreateWithFlags(&ctx_.events[i], cudaEventDisableTiming));
+      OPENRNN_CUBLAS_CHECK(cublasCreate(&ctx_.blas));
+      for (cublasHandle_t h : all_blas()) {
+        // Strict float32 unless a descriptor opts into TF32 per GEMM (gemm_rm picks the compute type); pointer mode
+        // host: alpha/beta are host scalars baked into captured graphs.
+        OPENRNN_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        OPENRNN_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+        OPENRNN_CUBLAS_CHECK(cublasSetAtomicsMode(h, CUBLAS_ATOMICS_NOT_ALLOWED));
+      }
+      algos_ = make_algos();
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+
+  ~CudaBackend() override {
+    try {
+      DeviceGuard g(ctx_.device);
+      release();
+    } catch (...) {
+    }
+  }
+
+  void set_stream(void* stream) override { ctx_.stream = static_cast<cudaStream_t>(stream); }
+  void* stream() const override { return ctx_.stream; }
+
+  AlgoQuery query_algo(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode,
+                       openrnn_algo algo) const override {
+    return choose_algo(algos_, ctx_, rnn, x, mode, algo);
+  }
+
+  TempSizes temp_sizes(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode) const override {
+    return pick(rnn, x, mode).sizes(ctx_, rnn, x, mode);
+  }
+
+  void forward(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const ForwardArgs& a) override {
+    DeviceGuard g(ctx_.device);
+    pick(rnn, x, a.mode).forward(ctx_, rnn, x, a);
+  }
+  void backward_data(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const BackwardDataArgs& a) override {
+    DeviceGuard g(ctx_.device);
+    pick(rnn, x, OPENRNN_FWD_TRAINING).backward_data(ctx_, rnn, x, a);
+  }
+  void backward_weights(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+                        const BackwardWeightsArgs& a) override {
+    DeviceGuard g(ctx_.device);
+    pick(rnn, x, OPENRNN_FWD_TRAINING).backward_weights(ctx_, rnn, x, a);
+  }
+
+ private:
+  CudaAlgo& pick(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode) const {
+    const AlgoQuery q = choose_algo(algos_, ctx_, rnn, x, mode, rnn.cfg.algo);
+    if (!q.supported) not_supported(q.reason);
+    CudaAlgo* a = q.chosen == OPENRNN_ALGO_PERSISTENT ? algos_.persistent.get() : algos_.standard.get();
+    if (!a) fail(OPENRNN_STATUS_INTERNAL_ERROR, "CUDA backend: the chosen algorithm is not built");
+    return *a;
+  }
+
+  std::array<cublasHandle_t, 1 + kAuxStreams> all_blas() const {
+    std::array<cublasHandle_t, 1 + kAuxStreams> h{};
+    h[0] = ctx_.blas;
+    for (int i = 0; i < kAuxStreams; ++i) h[static_cast<size_t>(i) + 1] = ctx_.aux_blas[i];
+    return h;
+  }
+
+  void release() noexcept {
+    algos_.standard.reset();
+    algos_.persistent.reset();
+    if (ctx_.blas) cublasDestroy(ctx_.blas);
+    ctx_.blas = nullptr;
+    for (int i = 0; i < kAuxStreams; ++i) {
+      if (ctx_.aux_blas[i]) cublasDestroy(ctx_.aux_blas[i]);
+      if (ctx_.aux[i]) cudaStreamDestroy(ctx_.aux[i]);
+      ctx_.aux_blas[i] = nullptr;
+      ctx_.aux[i] = nullptr;
+    }
+    for (int i = 0; i < kEvents; ++i) {
+      if (ctx_.events[i]) cudaEventDestroy(ctx_.events[i]);
+      ctx_.events[i] = nullptr;
+    }
+  }
+
+  Context ctx_;
+  AlgoSet algos_;
+};
+
+}  // namespace
+}  // namespace cuda
+
+std::unique_ptr<Backend> make_cuda_backend(int ordinal) { return std::make_unique<cuda::CudaBackend>(ordinal); }
+
+}  // namespace openrnn

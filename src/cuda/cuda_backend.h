@@ -1,0 +1,129 @@
+// The CUDA backend's internal structure: the backend object (device, streams, cuBLAS handles) and the algorithm
+// interface that STANDARD (standard_*.cu) and PERSISTENT (persistent_*.cu) implement. select.cu picks one.
+//
+// How an algorithm plugs in
+// -------------------------
+// * Implement CudaAlgo (below) and define, in your own file,
+//       std::unique_ptr<openrnn::cuda::CudaAlgo> openrnn::cuda::make_persistent_algo();
+//   then create src/cuda/persistent_algo.cuh (any content; select.cu includes it with __has_include and only then
+//   calls make_persistent_algo). Create the .cuh in the same change as the .cu that defines the factory, or the
+//   link fails. Nothing else needs editing: src/CMakeLists.txt globs src/cuda/*.cu.
+// * The AUTO rule is choose_algo() in select.cu (one place, with the measured reason beside it).
+//
+// What an algorithm gets (Context)
+// --------------------------------
+// * ctx.stream: the handle's stream (the user's). Every call must be stream-ordered on it: work on ctx.aux[i] must
+//   be forked from it (fork()) and joined back into it (join()) before the call returns, so that the call can be
+//   captured into a CUDA graph. No cudaMalloc, no cudaMemcpy (sync), no cudaStreamSynchronize inside a call.
+// * ctx.blas / ctx.aux_blas[i]: cuBLAS handles already bound to ctx.stream / ctx.aux[i]. Before the first GEMM of a
+//   call, call ctx.bind_blas_workspace(workspace) which gives each handle kCublasWorkspaceBytes of the caller's
+//   workspace (the first kCublasWorkspaceBytes * (1 + kAuxStreams) bytes: reserve them with cublas_workspace_bytes()
+//   at the start of your carve-up). Without it cuBLAS would allocate inside the call (not graph-capturable).
+// * Sequence lengths: upload_lengths(ctx, seq, dst, stream) writes seq.lengths into a device int32[B] (inside your
+//   workspace) by kernel parameters (no host synchronisation, capturable). null/all_full -> no upload needed.
+//
+// Shared helpers an algorithm may reuse (cuda_common.cuh, gemm.cu, util_kernels.cu, standard_wgrad.cu)
+// ------------------------------------------------------------------------------------------------------
+// * gemm_rm(): a row-major GEMM on cublasGemmEx with the numeric contract's types (float32 strict or TF32 opt-in,
+//   float16/bfloat16 storage with float32 accumulation, float64).
+// * state_in / state_out (hx/cx -> internal state, final state -> hy/cy), layout copies with padding fill,
+//   dropout forward/backward masks (Philox, same bits as the CPU), a ones-vector fill for bias sums.
+// * state_in / state_out (hx -> a state row of stride ld, final state -> hy), transpose, dup_cols (cuda_ops.h).
+// * run_wgrad() (standard_impl.h): backward_weights from the STANDARD reserve layout (make_std_layout in
+//   standard_plan.h). An algorithm whose forward(TRAINING) + backward_data leave the reserve in that layout (dG, dGh,
+//   dhtot, the state slots hs incl. the hi/lo split of 16-bit types, htil, rh, layer outputs / dropped inputs) can
+//   size its reserve with make_std_layout and call run_wgrad unchanged.
+// * The STANDARD pointwise cell code is reusable per unit: lstm_unit / gru_unit / rnn_unit (forward, recurrent part
+//   passed as a functor) and lstm_bwd_unit / gru_bwd_unit / rnn_bwd_unit (standard_kernels.cuh).
+//
+// Developer switch: OPENRNN_STD_FUSED=0|1 (read once per process) forces the STANDARD per-step path to cuBLAS GEMM +
+// pointwise (0) or to the fused step kernels wherever they apply (1); unset = the measured rule in
+// standard_fused.cuh.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+
+#include "backend.h"
+#include "descriptor.h"
+
+namespace openrnn {
+namespace cuda {
+
+// cuBLAS workspace handed to each handle (main + aux) from the caller's workspace. 4 MiB covers the kernels cuBLAS
+// picks for our shapes; cuBLAS chooses among kernels that fit the workspace it has.
+constexpr size_t kCublasWorkspaceBytes = size_t(4) << 20;
+// Extra streams: direction 1 runs on aux[0]; aux[1] is available to algorithms (layer wavefront, wgrad overlap).
+constexpr int kAuxStreams = 2;
+constexpr int kEvents = 8;
+// Alignment of every region in a workspace / reserve carve-up.
+constexpr size_t kAlign = 256;
+
+inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+inline size_t cublas_workspace_bytes() { return kCublasWorkspaceBytes * (1 + kAuxStreams); }
+
+// Everything an algorithm needs from the backend. Owned by the CudaBackend; an algorithm must not destroy anything.
+struct Context {
+  int device = 0;
+  cudaDeviceProp props{};
+  cudaStream_t stream = nullptr;  // the handle's (user's) stream
+  cublasHandle_t blas = nullptr;  // bound to stream
+  cudaStream_t aux[kAuxStreams] = {};
+  cublasHandle_t aux_blas[kAuxStreams] = {};
+  cudaEvent_t events[kEvents] = {};  // disable-timing events used by fork/join (reusable: record-then-wait order)
+
+  // stream / handle of direction or lane i: 0 = main, i >= 1 = aux[i-1].
+  cudaStream_t lane(int i) const { return i == 0 ? stream : aux[i - 1]; }
+  cublasHandle_t lane_blas(int i) const { return i == 0 ? blas : aux_blas[i - 1]; }
+
+  // Makes lanes 1..n-1 wait for everything issued so far on the main stream.
+  void fork(int n) const;
+  // Makes the main stream wait for everything issued so far on lanes 1..n-1.
+  void join(int n) const;
+  // Gives each cuBLAS handle its slice of the first cublas_workspace_bytes() of `workspace` and binds the streams
+  // (cublasSetStream resets the workspace, so this must run after any stream change).
+  void bind_blas_workspace(void* workspace) const;
+};
+
+// The algorithm interface. `rnn.cfg.algo` may be AUTO; the backend has already resolved which algorithm runs.
+// supports() must not throw for a valid problem; the other calls may throw openrnn::Error.
+class CudaAlgo {
+ public:
+  virtual ~CudaAlgo() = default;
+  virtual openrnn_algo id() const = 0;
+  virtual AlgoQuery supports(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+                             openrnn_fwd_mode mode) const = 0;
+  // Workspace must cover forward, backward_data and backward_weights for TRAINING; forward only for INFERENCE.
+  virtual TempSizes sizes(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+                          openrnn_fwd_mode mode) const = 0;
+  virtual void forward(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+                       const ForwardArgs& a) = 0;
+  virtual void backward_data(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+                             const BackwardDataArgs& a) = 0;
+  virtual void backward_weights(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+                                const BackwardWeightsArgs& a) = 0;
+};
+
+std::unique_ptr<CudaAlgo> make_standard_algo();
+// Defined in persistent_*.cu (see the top of this file); select.cu calls it only when persistent_algo.cuh exists.
+std::unique_ptr<CudaAlgo> make_persistent_algo();
+
+// select.cu. The algorithms a backend holds, and the AUTO rule.
+struct AlgoSet {
+  std::unique_ptr<CudaAlgo> standard;
+  std::unique_ptr<CudaAlgo> persistent;  // null when not built
+};
+AlgoSet make_algos();
+// Resolves `algo` (AUTO allowed) for this problem: the query answer names the algorithm that would run.
+AlgoQuery choose_algo(const AlgoSet& algos, const Context& ctx, const openrnn_rnn_desc& rnn,
+                      const openrnn_seq_desc& x, openrnn_fwd_mode mode, openrnn_algo algo);
+
+// Writes seq.lengths into the device array dst[B] with kernel launches on `stream` (parameters by value, chunks of
+// 1000). Capturable, no host synchronisation.
+void upload_lengths(const openrnn_seq_desc& seq, int32_t* dst, cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace openrnn

@@ -1,0 +1,123 @@
+// Shared CUDA plumbing: return-code checks that throw openrnn::Error, storage-type traits (T = storage type,
+// S = arithmetic type: double for float64, float otherwise), device-side conversions, and a device guard.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "error.h"
+#include "openrnn/openrnn.h"
+
+namespace openrnn {
+namespace cuda {
+
+[[noreturn]] void throw_cuda(cudaError_t e, const char* what, const char* file, int line);
+[[noreturn]] void throw_cublas(cublasStatus_t s, const char* what, const char* file, int line);
+
+#define OPENRNN_CUDA_CHECK(call)                                                            \
+  do {                                                                                      \
+    const cudaError_t openrnn_e_ = (call);                                                  \
+    if (openrnn_e_ != cudaSuccess) ::openrnn::cuda::throw_cuda(openrnn_e_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+#define OPENRNN_CUBLAS_CHECK(call)                                                            \
+  do {                                                                                        \
+    const cublasStatus_t openrnn_s_ = (call);                                                 \
+    if (openrnn_s_ != CUBLAS_STATUS_SUCCESS) ::openrnn::cuda::throw_cublas(openrnn_s_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+// After a kernel launch: launch-configuration errors only (no synchronisation). cudaGetLastError clears a
+// non-sticky launch error, so one failed launch is not reported again by every later check.
+#define OPENRNN_LAUNCH_CHECK(name) OPENRNN_CUDA_CHECK(cudaGetLastError())
+
+// Sets the current device for the lifetime of the guard and restores the caller's afterwards.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int prev_ = -1;
+  bool changed_ = false;
+};
+
+// ---- storage-type traits -------------------------------------------------------------------------------------------
+template <typename T>
+struct Arith {
+  using type = float;
+};
+template <>
+struct Arith<double> {
+  using type = double;
+};
+
+template <typename T>
+struct CudaType;
+template <>
+struct CudaType<float> {
+  static constexpr cudaDataType_t value = CUDA_R_32F;
+};
+template <>
+struct CudaType<double> {
+  static constexpr cudaDataType_t value = CUDA_R_64F;
+};
+template <>
+struct CudaType<__half> {
+  static constexpr cudaDataType_t value = CUDA_R_16F;
+};
+template <>
+struct CudaType<__nv_bfloat16> {
+  static constexpr cudaDataType_t value = CUDA_R_16BF;
+};
+
+// ld<S>(p): storage -> arithmetic type; st(p, v): arithmetic -> storage, round to nearest even.
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ double to_f(double v) { return v; }
+__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename S, typename T>
+__device__ __forceinline__ S ld(const T* p) {
+  return static_cast<S>(to_f(*p));
+}
+__device__ __forceinline__ void st(float* p, float v) { *p = v; }
+__device__ __forceinline__ void st(double* p, double v) { *p = v; }
+__device__ __forceinline__ void st(__half* p, float v) { *p = __float2half_rn(v); }
+__device__ __forceinline__ void st(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+
+// float -> 16-bit storage type, round to nearest even (the split-state helpers of standard_kernels.cuh).
+template <typename T>
+__device__ __forceinline__ T from_f(float v);
+template <>
+__device__ __forceinline__ __half from_f<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// Row of vector (t, b) of a [T, B, W] (row_t = B, row_b = 1) or [B, T, W] (row_t = 1, row_b = T) tensor.
+struct RowMap {
+  long long row_t = 0, row_b = 0;
+  __host__ __device__ long long row(int t, int b) const { return t * row_t + b * row_b; }
+};
+inline RowMap seq_major_rows(int B) { return RowMap{B, 1}; }
+inline RowMap layout_rows(openrnn_layout layout, int T, int B) {
+  return layout == OPENRNN_LAYOUT_SEQ_MAJOR ? RowMap{B, 1} : RowMap{1, T};
+}
+
+inline unsigned grid_for(long long n, int block) {
+  const long long g = (n + block - 1) / block;
+  return static_cast<unsigned>(g < 1 ? 1 : (g > 0x7fffffffLL ? 0x7fffffffLL : g));
+}
+
+}  // namespace cuda
+}  // namespace openrnn

@@ -1,0 +1,68 @@
+// Host-callable building blocks shared by the CUDA algorithms: the row-major GEMM on cuBLAS and small elementwise
+// kernels (state conversion, layout copies with padding, dropout masks, ones). Every function is stream-ordered,
+// allocates nothing and never synchronises. T is a storage type: float, double, __half or __nv_bfloat16.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda_common.cuh"
+#include "openrnn/openrnn.h"
+
+namespace openrnn {
+namespace cuda {
+
+// The numeric contract as cuBLAS types: operands in the storage type; compute in float32 (strict unless TF32 was
+// allowed), float64 for float64. float16/bfloat16 run on tensor cores with float32 accumulation.
+struct GemmSpec {
+  cudaDataType_t ab = CUDA_R_32F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  bool f64 = false;
+};
+GemmSpec gemm_spec(openrnn_data_type dt, openrnn_math_mode mm);
+
+// Row-major C[M, N] = alpha * op(A)[M, K] * op(B)[K, N] + beta * C. lda/ldb/ldc are the row strides of the matrices
+// as stored (A is stored [M, K] when !ta, [K, M] when ta). ctype: the storage type of C (the operand type, or float32
+// for float32 results of float16/bfloat16 operands). Deterministic (cuBLAS, atomics off).
+void gemm_rm(cublasHandle_t h, const GemmSpec& g, bool ta, bool tb, int M, int N, int K, double alpha, const void* A,
+             long long lda, const void* B, long long ldb, double beta, void* C, cudaDataType_t ctype, long long ldc);
+
+// dst[i] = src ? convert(src[i]) : 0 for i < n (hx/cx into the internal state, final state into hy/cy, ...).
+template <typename Src, typename Dst>
+void convert_or_zero(const Src* src, Dst* dst, long long n, cudaStream_t s);
+
+// Copies a [T, B, W] sequence tensor between layouts: dst(t, b, :) = src(t, b, :) for t < len[b] (lens null: all
+// active), dst(t, b, :) = fill for padding steps. src_rows / dst_rows give each tensor's row of (t, b).
+template <typename Src, typename Dst>
+void copy_rows(const Src* src, RowMap src_rows, Dst* dst, RowMap dst_rows, int T, int B, int W, const int32_t* lens,
+               double fill, cudaStream_t s);
+
+// Dropout on a sequence-major [T, B, W] tensor of layer `layer`'s input (element index (t*B+b)*W+u is the Philox
+// index): dst[i] = keep(i) ? src[i] * scale : 0. src == dst allowed (backward applies the same mask to gradients).
+template <typename T>
+void dropout_apply(const T* src, T* dst, long long n, uint64_t seed, uint64_t offset, int layer, uint32_t threshold,
+                   double scale, cudaStream_t s);
+
+template <typename T>
+void fill_value(T* dst, long long n, double v, cudaStream_t s);
+
+// Recurrent state rows of width W and row stride ld >= W (ld = 2W: the split hi/lo state of 16-bit types, see
+// standard_kernels.cuh). state_in: dst[b*ld + u] = src ? src[b*W + u] : 0 and dst[b*ld + W..ld) = 0.
+// state_out: dst[b*W + u] = src[b*ld + u].
+template <typename T>
+void state_in(const T* src, T* dst, int B, int W, int ld, cudaStream_t s);
+template <typename T>
+void state_out(const T* src, T* dst, int B, int W, int ld, cudaStream_t s);
+
+// dst [cols, rows] = src [rows, cols]^T.
+template <typename T>
+void transpose(const T* src, T* dst, int rows, int cols, cudaStream_t s);
+
+// dst [rows, 2*cols] = [src | src] for src [rows, cols] (the weight operand of a split-state GEMM).
+template <typename T>
+void dup_cols(const T* src, T* dst, int rows, int cols, cudaStream_t s);
+
+}  // namespace cuda
+}  // namespace openrnn

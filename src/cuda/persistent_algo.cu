@@ -1,0 +1,327 @@
+// PERSISTENT algorithm (CudaAlgo): per layer, one cuBLAS GEMM for the input projections of all steps and both
+// directions' W_ih, then one persistent kernel launch (persistent_fwd.cuh) running every step of both directions
+// with W_hh held on chip. Inference only in this build: training forward (reserve), backward data and the weight
+// gradients are refused by supports() with the reason, and AUTO then takes STANDARD.
+//
+// Hidden sizes other than the compiled 256/512/1024 run on the next compiled size Hc (persist::padded_hidden) with
+// the units [H, Hc) as exact-zero padding inside the kernel (persistent_fwd.cuh); only xproj and hg are laid out
+// with Hc (the input GEMM writes gate g at column g*Hc, one GEMM per gate when H != Hc); everything else keeps H.
+//
+// Workspace (inference), in order, each region 256-byte aligned (Carver): cuBLAS slices | lengths int32[B] (ragged
+// only) | per direction: xproj float32 [T, B, G*Hc], bx, bh float32 [G*H], h0, c0, hn, cn float32 [B, H],
+// hg float32 [2, B, Hc], counters uint32[kMaxGroups] | layer outputs ping-pong T [T, B, D*H] x 2 (L > 1) | x staged
+// sequence-major T [T, B, I] (batch-major input) | y staged T [T, B, D*H] (batch-major output or padding fill != 0).
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_backend.h"
+#include "cuda_common.cuh"
+#include "cuda_ops.h"
+#include "persistent_algo.cuh"
+
+namespace openrnn {
+namespace cuda {
+namespace {
+
+using persist::Kernel;
+using persist::LaunchArgs;
+using persist::Plan;
+
+const std::vector<std::unique_ptr<Kernel>>& all_kernels() {
+  static const std::vector<std::unique_ptr<Kernel>> k = [] {
+    std::vector<std::unique_ptr<Kernel>> v;
+    persist::add_kernels_f32(v);
+    persist::add_kernels_bf16(v);
+    persist::add_kernels_f16(v);
+    return v;
+  }();
+  return k;
+}
+
+struct Choice {
+  const Kernel* k = nullptr;
+  Plan plan;
+  std::string why;
+};
+
+// Which compiled configuration runs (dev/lab/README.md, v3 timings): small batches take the one-column chunk
+// (BC = 1: no padded FMAs), larger batches the wide chunk; cluster mode before grid mode (no global round trip per
+// step); grid mode for H = 1024, whose W_hh does not fit in one cluster. The first candidate whose plan fits runs.
+Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type dt, int H_, int B, int D) {
+  Choice ch;
+  const int H = persist::padded_hidden(H_);
+  std::vector<const Kernel*> cand;
+  for (const auto& k : all_kernels())
+    if (k->cell() == cell && k->dtype() == dt && k->H() == H) cand.push_back(k.get());
+  // v3 bench: BC=1 is fastest up to B=4 in cluster mode and up to B=2 in grid mode (H=1024, B=4: BC=8 5.96 vs BC=1
+  // 6.94 µs/step); wider chunks from there on. Cluster before grid (grid mode only wins at H=512, B>=64 for LSTM, by
+  // <10% at B=64; AUTO does not pick PERSISTENT at B=256, H=512).
+  auto rank = [B](const Kernel* k) {
+    int r = k->grid_mode() ? 10 : 0;
+    const bool small = B <= (k->grid_mode() ? 2 : 4);
+    if (small) r += k->bc() == 1 ? 0 : 1;
+    else r += k->bc() == 1 ? 2 : (k->grid_mode() && k->bc() < 16 ? 1 : 0);
+    return r;
+  };
+  std::stable_sort(cand.begin(), cand.end(), [&](const Kernel* a, const Kernel* b) { return rank(a) < rank(b); });
+  // Plans are cached per (device, kernel, B, D): the occupancy queries behind them cost tens of µs of host time.
+  static std::mutex mu;
+  static std::map<std::tuple<int, const Kernel*, int, int>, Plan> cache;
+  for (const Kernel* k : cand) {
+    Plan pl;
+    {
+      int dev = -1;
+      if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
+      const auto key = std::make_tuple(dev, k, B, D);
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = cache.find(key);
+      if (it == cache.end()) it = cache.emplace(key, k->plan(prop, B, D)).first;
+      pl = it->second;
+    }
+    if (pl.ok) {
+      ch.k = k;
+      ch.plan = pl;
+      return ch;
+    }
+    if (ch.why.empty()) ch.why = pl.why;
+  }
+  if (cand.empty()) ch.why = "no compiled configuration";
+  return ch;
+}
+
+struct Layout {
+  int T, B, I, H, Hc, G, L, D;
+  size_t es;
+  bool lens = false, stage_x = false, stage_y = false;
+  size_t lens_off = 0, xproj[2]{}, bx[2]{}, bh[2]{}, h0[2]{}, c0[2]{}, hn[2]{}, cn[2]{}, hg[2]{}, flags[2]{};
+  size_t ybuf[2]{SIZE_MAX, SIZE_MAX}, xs = SIZE_MAX, ys = SIZE_MAX;
+  size_t bytes = 0;
+};
+
+size_t elem_size(openrnn_data_type dt) { return dt == OPENRNN_DATA_FLOAT ? 4 : dt == OPENRNN_DATA_DOUBLE ? 8 : 2; }
+
+Layout make_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x) {
+  Layout s{};
+  s.T = x.T;
+  s.B = x.B;
+  s.I = rnn.cfg.input_size;
+  s.H = rnn.cfg.hidden_size;
+  s.Hc = persist::padded_hidden(s.H);
+  s.G = rnn.G;
+  s.L = rnn.cfg.num_layers;
+  s.D = rnn.D;
+  s.es = elem_size(rnn.cfg.data_type);
+  s.lens = !x.all_full;
+  s.stage_x = x.layout != OPENRNN_LAYOUT_SEQ_MAJOR;
+  s.stage_y = x.layout != OPENRNN_LAYOUT_SEQ_MAJOR || x.fill != 0.0;
+  const size_t TB = size_t(s.T) * s.B, BH = size_t(s.B) * s.H, GH = size_t(s.G) * s.H;
+  const size_t GHc = size_t(s.G) * s.Hc, BHc = size_t(s.B) * s.Hc;
+  size_t off = cublas_workspace_bytes();
+  auto take = [&off](size_t bytes) {
+    const size_t o = off;
+    off = align_up(off + bytes);
+    return o;
+  };
+  if (s.lens) s.lens_off = take(sizeof(int32_t) * s.B);
+  for (int d = 0; d < s.D; ++d) {
+    s.xproj[d] = take(TB * GHc * 4);
+    s.bx[d] = take(GH * 4);
+    s.bh[d] = take(GH * 4);
+    s.h0[d] = take(BH * 4);
+    s.c0[d] = take(BH * 4);
+    s.hn[d] = take(BH * 4);
+    s.cn[d] = take(BH * 4);
+    s.hg[d] = take(2 * BHc * 4);
+    s.flags[d] = take(sizeof(unsigned) * persist::kMaxGroups);
+  }
+  if (s.L > 1)
+    for (int i = 0; i < 2; ++i) s.ybuf[i] = take(TB * s.D * s.H * s.es);
+  if (s.stage_x) s.xs = take(TB * s.I * s.es);
+  if (s.stage_y) s.ys = take(TB * s.D * s.H * s.es);
+  s.bytes = off;
+  return s;
+}
+
+// bx / bh (float32 [G*H]) from the canonical biases of one layer and direction (either may be absent).
+template <typename T>
+__global__ void bias_split_kernel(const T* bih, const T* bhh, float* bx, float* bh, int GH, int H, bool gru) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= GH) return;
+  const float a = bih ? to_f(bih[i]) : 0.f;
+  const float b = bhh ? to_f(bhh[i]) : 0.f;
+  const bool n_gate = gru && i >= 2 * H;  // GRU: b_hn stays inside r * (W_hn h + b_hn)
+  bx[i] = n_gate ? a : a + b;
+  bh[i] = n_gate ? b : 0.f;
+}
+
+template <typename T>
+void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const Choice& ch,
+                   const ForwardArgs& a) {
+  const Layout s = make_layout(rnn, x);
+  char* ws = static_cast<char*>(a.workspace);
+  const cudaStream_t st = ctx.stream;
+  ctx.bind_blas_workspace(a.workspace);
+  int32_t* lens = s.lens ? reinterpret_cast<int32_t*>(ws + s.lens_off) : nullptr;
+  if (lens) upload_lengths(x, lens, st);
+  const GemmSpec g = gemm_spec(rnn.cfg.data_type, rnn.cfg.math_mode);
+  const T* w = static_cast<const T*>(a.w);
+  const int T_ = s.T, B = s.B, H = s.H, Hc = s.Hc, G = s.G, D = s.D, L = s.L;
+  const long long TB = static_cast<long long>(T_) * B;
+  const bool lstm = rnn.cfg.cell == OPENRNN_CELL_LSTM;
+  const T* xin = static_cast<const T*>(a.x);
+  if (s.stage_x) {
+    T* xs = reinterpret_cast<T*>(ws + s.xs);
+    copy_rows<T, T>(xin, layout_rows(x.layout, T_, B), xs, seq_major_rows(B), T_, B, s.I, nullptr, 0.0, st);
+    xin = xs;
+  }
+  auto f32 = [ws](size_t off) { return reinterpret_cast<float*>(ws + off); };
+  for (int l = 0; l < L; ++l) {
+    const int Il = rnn.layer_input_size(l);
+    const T* in = l == 0 ? xin : reinterpret_cast<const T*>(ws + s.ybuf[(l - 1) & 1]);
+    void* out = l < L - 1 ? static_cast<void*>(ws + s.ybuf[l & 1]) : (s.stage_y ? static_cast<void*>(ws + s.ys) : a.y);
+    LaunchArgs la{};
+    la.T = T_;
+    la.B = B;
+    la.Hr = H;
+    la.D = D;
+    la.y = out;
+    la.lengths = lens;
+    la.clip = lstm ? static_cast<float>(rnn.cfg.cell_clip) : 0.f;
+    for (int d = 0; d < D; ++d) {
+      const size_t o_ih = rnn.weights.offset(l, d, OPENRNN_WEIGHT_IH, D);
+      const size_t o_hh = rnn.weights.offset(l, d, OPENRNN_WEIGHT_HH, D);
+      const size_t o_bi = rnn.weights.offset(l, d, OPENRNN_BIAS_IH, D);
+      const size_t o_bh = rnn.weights.offset(l, d, OPENRNN_BIAS_HH, D);
+      if (H == Hc) {
+        gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), G * H, Il, 1.0, in, Il, w + o_ih, Il, 0.0,
+                f32(s.xproj[d]), CUDA_R_32F, G * H);
+      } else {  // gate gg -> columns [gg*Hc, gg*Hc + H) of [TB, G*Hc]; the padded columns are never read
+        for (int gg = 0; gg < G; ++gg)
+          gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), H, Il, 1.0, in, Il,
+                  w + o_ih + static_cast<size_t>(gg) * H * Il, Il, 0.0, f32(s.xproj[d]) + static_cast<size_t>(gg) * Hc,
+                  CUDA_R_32F, G * Hc);
+      }
+      bias_split_kernel<T><<<grid_for(G * H, 256), 256, 0, st>>>(o_bi == SIZE_MAX ? nullptr : w + o_bi,
+                                                                  o_bh == SIZE_MAX ? nullptr : w + o_bh,
+                                                                  f32(s.bx[d]), f32(s.bh[d]), G * H, H,
+                                                                  rnn.cfg.cell == OPENRNN_CELL_GRU);
+      OPENRNN_LAUNCH_CHECK("bias_split_kernel");
+      const size_t soff = (size_t(l) * D + d) * B * H;
+      const T* hx = static_cast<const T*>(a.hx);
+      const T* cx = static_cast<const T*>(a.cx);
+      convert_or_zero<T, float>(hx ? hx + soff : nullptr, f32(s.h0[d]), static_cast<long long>(B) * H, st);
+      if (lstm) convert_or_zero<T, float>(cx ? cx + soff : nullptr, f32(s.c0[d]), static_cast<long long>(B) * H, st);
+      la.xproj[d] = f32(s.xproj[d]);
+      la.whh[d] = w + o_hh;
+      la.bx[d] = f32(s.bx[d]);
+      la.bh[d] = f32(s.bh[d]);
+      la.h0[d] = f32(s.h0[d]);
+      la.c0[d] = f32(s.c0[d]);
+      la.hn[d] = f32(s.hn[d]);
+      la.cn[d] = f32(s.cn[d]);
+      la.hg[d] = f32(s.hg[d]);
+      la.flags[d] = reinterpret_cast<unsigned*>(ws + s.flags[d]);
+    }
+    ch.k->launch(la, ch.plan, st);
+    for (int d = 0; d < D; ++d) {
+      const size_t soff = (size_t(l) * D + d) * B * H;
+      if (a.hy) convert_or_zero<float, T>(f32(s.hn[d]), static_cast<T*>(a.hy) + soff, static_cast<long long>(B) * H, st);
+      if (lstm && a.cy)
+        convert_or_zero<float, T>(f32(s.cn[d]), static_cast<T*>(a.cy) + soff, static_cast<long long>(B) * H, st);
+    }
+  }
+  if (s.stage_y)
+    copy_rows<T, T>(reinterpret_cast<const T*>(ws + s.ys), seq_major_rows(B), static_cast<T*>(a.y),
+                    layout_rows(x.layout, T_, B), T_, B, D * H, lens, x.fill, st);
+}
+
+class PersistentAlgo final : public CudaAlgo {
+ public:
+  openrnn_algo id() const override { return OPENRNN_ALGO_PERSISTENT; }
+
+  AlgoQuery supports(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+                     openrnn_fwd_mode mode) const override {
+    AlgoQuery q;
+    q.chosen = OPENRNN_ALGO_PERSISTENT;
+    q.supported = false;
+    const openrnn_rnn_config& c = rnn.cfg;
+    const int H = c.hidden_size;
+    if (c.data_type == OPENRNN_DATA_DOUBLE) {
+      q.reason = "PERSISTENT supports float32, float16 and bfloat16; float64 runs on STANDARD";
+    } else if (mode == OPENRNN_FWD_TRAINING) {
+      q.reason = "PERSISTENT runs inference only in this build (training forward, backward data and weight gradients "
+                 "are not implemented for it); use STANDARD for training";
+    } else if (c.cell == OPENRNN_CELL_GRU_RESET_BEFORE) {
+      // The reset gate multiplies h before W_hn: the n rows' matvec needs r of the same step, i.e. a second matvec
+      // and a second CTA-wide exchange per step; not built.
+      q.reason = "PERSISTENT supports LSTM, GRU (linear-before-reset) and RNN tanh/relu in this build, not the "
+                 "reset-before GRU (its n gate needs r * h before the recurrent product: a second matvec per step); "
+                 "it runs on STANDARD";
+    } else if (rnn.has_proj()) {
+      q.reason = "PERSISTENT does not support the LSTM projection (proj_size > 0) in this build";
+    } else if (persist::padded_hidden(H) == 0) {
+      q.reason = "PERSISTENT holds W_hh on chip up to hidden size 1024 in this build; H=" + std::to_string(H) +
+                 " runs on STANDARD";
+    } else if (static_cast<long long>(x.T) * x.B > INT_MAX / (rnn.G * persist::padded_hidden(H))) {
+      q.reason = "PERSISTENT: T*B*G*H exceeds the 32-bit GEMM dimensions";
+    } else {
+      const Choice ch = choose(ctx.props, c.cell, c.data_type, H, x.B, rnn.D);
+      if (!ch.k) {
+        q.reason = "PERSISTENT: " + ch.why;
+      } else {
+        q.supported = true;
+      }
+    }
+    return q;
+  }
+
+  TempSizes sizes(const Context&, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+                  openrnn_fwd_mode) const override {
+    return TempSizes{make_layout(rnn, x).bytes, 0};
+  }
+
+  void forward(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+               const ForwardArgs& a) override {
+    if (a.mode == OPENRNN_FWD_TRAINING) not_supported("PERSISTENT runs inference only in this build");
+    const Choice ch = choose(ctx.props, rnn.cfg.cell, rnn.cfg.data_type, rnn.cfg.hidden_size, x.B, rnn.D);
+    if (!ch.k) not_supported("PERSISTENT: " + ch.why);
+    switch (rnn.cfg.data_type) {
+      case OPENRNN_DATA_FLOAT: return forward_typed<float>(ctx, rnn, x, ch, a);
+      case OPENRNN_DATA_HALF: return forward_typed<__half>(ctx, rnn, x, ch, a);
+      case OPENRNN_DATA_BFLOAT16: return forward_typed<__nv_bfloat16>(ctx, rnn, x, ch, a);
+      default: not_supported("PERSISTENT supports float32, float16 and bfloat16");
+    }
+  }
+
+  void backward_data(const Context&, const openrnn_rnn_desc&, const openrnn_seq_desc&,
+                     const BackwardDataArgs&) override {
+    not_supported("PERSISTENT: backward_data is not implemented in this build; use STANDARD for training");
+  }
+  void backward_weights(const Context&, const openrnn_rnn_desc&, const openrnn_seq_desc&,
+                        const BackwardWeightsArgs&) override {
+    not_supported("PERSISTENT: backward_weights is not implemented in this build; use STANDARD for training");
+  }
+};
+
+}  // namespace
+
+bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x) {
+  // Padded sizes and RNN cells follow the row of the compiled size they run on (same kernel, same per-step cost;
+  // G = 1 only lightens the matvec): extrapolated from the LSTM/GRU measurements, not measured themselves.
+  const int H = persist::padded_hidden(rnn.cfg.hidden_size), B = x.B;
+  const bool w16 = rnn.cfg.data_type == OPENRNN_DATA_HALF || rnn.cfg.data_type == OPENRNN_DATA_BFLOAT16;
+  if (H <= 256) return true;
+  if (B > 64) return false;
+  return !(w16 && H >= 1024 && B > 16);
+}
+
+std::unique_ptr<CudaAlgo> make_persistent_algo() { return std::make_unique<PersistentAlgo>(); }
+
+}  // namespace cuda
+}  // namespace openrnn

@@ -1,0 +1,17 @@
+// PERSISTENT algorithm: present in this build (select.cu includes this header with __has_include and then calls
+// make_persistent_algo(), defined in persistent_algo.cu). The host-side interface is persistent_plan.h.
+#pragma once
+
+#include "persistent_plan.h"
+
+namespace openrnn {
+namespace cuda {
+
+// AUTO's measured rule for a problem PERSISTENT supports (dev/lab/README.md, lab v3 on an H200, T=100, one layer,
+// against cuDNN's STANDARD algorithm in the same run): PERSISTENT was faster for every H=256 row (B 1..256), and for
+// H=512/1024 up to B=64, except the 16-bit types at H=1024, where it loses from B=64 on (FFMA matvec, no tensor cores
+// yet). Elsewhere STANDARD's batched GEMMs win.
+bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x);
+
+}  // namespace cuda
+}  // namespace openrnn

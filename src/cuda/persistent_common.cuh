@@ -1,0 +1,164 @@
+// PERSISTENT algorithm, device side: storage-type traits (float / bfloat16 / float16 weights kept as pairs along k),
+// cluster (DSMEM, barrier.cluster) and grid (acquire/release counters) primitives, cp.async, the activations used on
+// the per-step critical path, and the kernel parameter block. Shared by the library (persistent_algo.cu) and the
+// kernel lab (dev/lab/, which includes this file: the lab checks and times exactly the code the library ships).
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+
+enum Cell : int { LSTM = 0, GRU = 1, RNN_TANH = 2, RNN_RELU = 3 };
+
+template <int CELL>
+struct CellTraits;
+template <>
+struct CellTraits<LSTM> {
+  static constexpr int G = 4;
+};
+template <>
+struct CellTraits<GRU> {
+  static constexpr int G = 3;
+};
+template <>
+struct CellTraits<RNN_TANH> {
+  static constexpr int G = 1;
+};
+template <>
+struct CellTraits<RNN_RELU> {
+  static constexpr int G = 1;
+};
+
+// Weights are held two consecutive k at a time ("pair"): float2 for float32 (8 B), __nv_bfloat162 / __half2 for the
+// 16-bit types (4 B, one register). Arithmetic is always float32.
+template <typename TW>
+struct Store;
+template <>
+struct Store<float> {
+  using Pair = float2;
+  __device__ static float2 to_f2(Pair p) { return p; }
+  __device__ static Pair from_f2(float a, float b) { return make_float2(a, b); }
+  __device__ static float to_f(float v) { return v; }
+  __host__ __device__ static float from_f(float v) { return v; }
+};
+// The 16-bit pair is passed through an opaque (volatile asm) move before widening: without it the compiler hoists the
+// loop-invariant bf16->f32 conversions of register-resident weights out of the time loop, doubling their register
+// footprint and spilling (seen in v1: 332 B of spills for the LSTM H=512 cluster variant).
+__device__ __forceinline__ uint32_t launder(uint32_t v) {
+  uint32_t r;
+  asm volatile("mov.b32 %0, %1;\n" : "=r"(r) : "r"(v));
+  return r;
+}
+template <>
+struct Store<__nv_bfloat16> {
+  using Pair = __nv_bfloat162;
+  __device__ static float2 to_f2(Pair p) {
+    const uint32_t v = launder(*reinterpret_cast<const uint32_t*>(&p));
+    return make_float2(__uint_as_float(v << 16), __uint_as_float(v & 0xffff0000u));
+  }
+  __device__ static Pair from_f2(float a, float b) { return __floats2bfloat162_rn(a, b); }
+  __device__ static float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+  __device__ static __nv_bfloat16 from_f(float v) { return __float2bfloat16_rn(v); }
+};
+template <>
+struct Store<__half> {
+  using Pair = __half2;
+  __device__ static float2 to_f2(Pair p) {
+    const uint32_t v = launder(*reinterpret_cast<const uint32_t*>(&p));
+    return __half22float2(*reinterpret_cast<const __half2*>(&v));
+  }
+  __device__ static Pair from_f2(float a, float b) { return __floats2half2_rn(a, b); }
+  __device__ static float to_f(__half v) { return __half2float(v); }
+  __device__ static __half from_f(float v) { return __float2half_rn(v); }
+};
+
+// One launch runs D directions; everything direction-dependent is indexed [dir].
+template <typename TW>
+struct FwdParams {
+  int T, B, H;
+  // The caller's hidden size, 1 <= Hr <= the compiled H (v4; v1-v3 ignore it and need Hr == H). Units
+  // [Hr, H) are padding: their W_hh rows/columns and biases read as 0 and their h and c are forced to exactly 0, so
+  // they add nothing to the real units' sums. y, h0, c0, hn, cn, whh, bx, bh use Hr strides; xproj and hg use H.
+  int Hr;
+  int C;   // CTAs per group (cluster size, or the whole grid in grid mode)
+  int BT;  // batch columns per group (cluster mode); B in grid mode
+  const float* xproj[2];  // [T, B, G*H] float32: W_ih x (no bias), per direction
+  const TW* whh[2];       // [G*H, H] canonical (PyTorch) layout
+  const float* bx[2];     // [G*H] bias added to the input side (b_ih, plus b_hh for every gate but GRU's n)
+  const float* bh[2];     // [G*H] bias added to the recurrent side (GRU n gate only; zeros otherwise)
+  const float* h0[2];     // [B, H] float32
+  const float* c0[2];     // [B, H] float32 (LSTM)
+  TW* y;                  // [T, B, D*H]; direction d writes columns [d*H, (d+1)*H)
+  int D;
+  float* hn[2];           // [B, H] float32
+  float* cn[2];           // [B, H] float32 (LSTM)
+  const int* lengths;     // [B] device, or null = all T. Unsorted allowed; 0 <= len <= T.
+  float* hg[2];           // grid mode: [2, B, H] float32 exchange buffers
+  unsigned* flags[2];     // grid mode: v1 [C] per-CTA step flags; v2 [groups] arrival counters; zeroed before launch
+  long long* prof;        // optional: clock64() stamps of CTA (0,0) thread 0 for steps 8..23, [16][8]
+  float clip;             // LSTM cell clipping: c' clamped to [-clip, clip] when > 0 (v3 kernel)
+};
+
+// ---- cluster primitives -----------------------------------------------------------------------------------------
+__device__ __forceinline__ void cluster_arrive_release() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait_acquire() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// Address of the same shared-memory variable in CTA `rank` of this cluster.
+__device__ __forceinline__ uint32_t map_dsmem(const void* local, uint32_t rank) {
+  uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(local));
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void st_dsmem(uint32_t addr, float v) {
+  asm volatile("st.shared::cluster.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+
+__device__ __forceinline__ void st_dsmem_v4(uint32_t addr, float4 v) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(v.x), "f"(v.y), "f"(v.z),
+               "f"(v.w)
+               : "memory");
+}
+
+// ---- cp.async (16 B, L2 only) ----------------------------------------------------------------------------------
+__device__ __forceinline__ void cp_async16(void* smem_dst, const void* gsrc) {
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(gsrc) : "memory");
+}
+// src_bytes = 0 writes 16 zero bytes and reads nothing (src must still be a valid address).
+__device__ __forceinline__ void cp_async16_zfill(void* smem_dst, const void* gsrc, int src_bytes) {
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(gsrc), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
+// Activations on the critical path of every step: ex2.approx-based. Relative error of __expf is a few ulp for the
+// arguments seen here (|x| < 30); tanh through the sigmoid loses relative accuracy only near 0, where the absolute
+// error stays ~1e-7 (measured: v2 float32 errors in README.md).
+__device__ __forceinline__ float fast_sigmoid(float x) { return __fdividef(1.f, 1.f + __expf(-x)); }
+__device__ __forceinline__ float fast_tanh(float x) { return 2.f * fast_sigmoid(2.f * x) - 1.f; }
+
+// ---- grid (global-memory) primitives ----------------------------------------------------------------------------
+__device__ __forceinline__ void st_release_gpu(unsigned* p, unsigned v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn

@@ -1,0 +1,386 @@
+// PERSISTENT forward kernel: one launch runs all T steps of one layer, both directions when D = 2 (blockIdx.y).
+// The library ships lab version v4 (dev/lab/README.md: versions, predictions, measured timings, phase profiles;
+// v3, its predecessor, is kept in dev/lab/persist_fwd_v3.cuh).
+//
+// Decomposition. A "group" of C CTAs owns one batch tile of BT sequences and all H hidden units: CTA `rank` owns
+// the U = H/C units [rank*U, (rank+1)*U) and so the R = G*U rows {g*H + u} of W_hh (every gate of its units: the
+// cell update is local). Warp w owns the k-range [w*KPW, (w+1)*KPW) of the H columns (split-K over NW warps), lane l
+// owns rows {l, l+32, ...} (RPT of them). KREG of each thread's k per row stay in registers and KSM = KPW - KREG in
+// shared memory for the whole sequence (W_hh is read from DRAM once per launch). Input projections W_ih x for all
+// steps come from one GEMM before the launch ([T, B, G*H] float32).
+//
+// Per step t, per batch chunk of BC columns (v4):
+//  1. matvec: acc[row][bc] = sum_k W[row][k] h_{t-1}[bc][k] over the warp's k-range (h from shared memory as
+//     warp-uniform float4 broadcasts); partials -> red[w][bc][row]; __syncthreads.
+//  2. gate phase, R*BC threads (thread = one gate row of one column, so every warp of the CTA works at B=1 instead
+//     of v3's single warp): add the NW partials (fixed order), the input projection (a plain global load issued one
+//     chunk ahead into a register: no shared-memory staging, no cp.async wait before the barrier) and the biases,
+//     apply the gate's activation, store it to gs[bc][row]; __syncthreads.
+//  3. cell phase, U*BC threads per copy, NCOPY = min(NT / (U*BC), C) identical copies (cluster mode): each copy
+//     combines the gates into c_t and h_t (the same float operations in the same order: bitwise equal values);
+//     copy 0 writes c, y, h_n, c_n (and hg in grid mode), copy k pushes h_t into the CTAs k, k+NCOPY, ... of the
+//     cluster (one or two remote stores per thread instead of C in series). c is double-buffered by step parity
+//     (cs[t&1] read by every copy, cs[(t+1)&1] written by copy 0) so the copies never race on it.
+//
+// Publishing h_t (template GRID):
+//  * cluster mode: the group is one thread-block cluster; every CTA keeps h_{t-1} for the whole tile in
+//    hs[2][BTpad][H] (double-buffered by step parity); the cell-phase copies store h_t into hs[(t+1)&1] of all C
+//    CTAs (st.shared::cluster, coalesced per warp); one barrier.cluster arrive.release / wait.acquire per step.
+//    Clusters never wait on each other: any number of batch tiles is deadlock-free (extra tiles run in waves).
+//  * grid mode (W_hh too big for one cluster, e.g. H = 1024): the group is C CTAs of a cooperative launch (several
+//    groups = batch tiles when they fit); h_t goes to a global [2][B][H] buffer, then each CTA adds 1 to its group's
+//    arrival counter (after __threadfence) and, before step t+1, waits (ld.acquire) for C*(t+1) arrivals and
+//    streams h_t chunk by chunk from L2 with cp.async. The cooperative launch fails instead of deadlocking when the
+//    grid cannot be co-resident.
+// One barrier per step suffices with double buffers: a writer at step t writes buffer (t+1)&1, which readers last
+// read at step t-1, and the writer passed the step t-1 barrier, which every reader reached only after step t-1.
+// Within a step, red, gs and the grid-mode h chunks are protected by the two __syncthreads of each chunk (a buffer
+// written in chunk c+1 was last read before chunk c's second __syncthreads).
+//
+// Hidden sizes below the compiled H (p.Hr < H): the units [Hr, H) are padding. Their W_hh rows and columns and
+// their biases read as 0, their input projections are never loaded, and the cell phase forces their h and c to
+// exactly 0 (not computed: with zero inputs LSTM would give 0 too, but xproj's padded columns are not written by
+// the library, so nothing is read from them). A padded unit therefore contributes 0 * 0 to every real unit's sum
+// and the real units get the same numbers as at the compiled size; padded units are never written to y, h_n, c_n.
+//
+// Ragged lengths: at steps t >= len[b] the state is carried unchanged and y[t][b] is zero-filled; direction 1 runs
+// each sequence from its own last step (t_eff = len-1-t). Determinism: fixed summation order, no atomics on data.
+#pragma once
+
+#include "persistent_common.cuh"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+
+template <int CELL, typename TW, int R, int NW, int KPW, int KREG, int BC, bool GRID>
+struct FwdConfigV4 {
+  using Pair = typename Store<TW>::Pair;
+  static constexpr int G = CellTraits<CELL>::G;
+  static constexpr int U = R / G;
+  static constexpr int H = NW * KPW;
+  static constexpr int NT = NW * 32;
+  static constexpr int RPT = (R + 31) / 32;
+  static constexpr int KSM = KPW - KREG;
+  static_assert(R % G == 0 && U % 4 == 0, "R must hold whole units, U a multiple of 4");
+  static_assert(KREG % 4 == 0 && KSM % 4 == 0, "k slices are walked 4 at a time");
+  static_assert(R * BC <= NT, "one gate-phase thread per (row, column)");
+
+  // Shared memory, in this order: W_hh slice (pairs) | red [2][NW][BC][R] | hs [2][hs_rows][H] | gs [BC][R + U]
+  // (GRU keeps the n gate's recurrent part in the extra U) | cs [2][rows_pad][U] (LSTM) | lens int [rows_pad].
+  static size_t smem_bytes(int hs_rows, int rows_pad) {
+    size_t w = size_t(NW) * (KSM / 2) * RPT * 32 * sizeof(Pair);
+    size_t red = size_t(2) * NW * R * BC;
+    size_t hs = size_t(2) * hs_rows * H;
+    size_t gs = size_t(BC) * (R + U);
+    size_t cs = CELL == LSTM ? size_t(2) * rows_pad * U : 0;
+    return w + 4 * (red + hs + gs + cs) + 4 * size_t(rows_pad);
+  }
+};
+
+template <int CELL, typename TW, int R, int NW, int KPW, int KREG, int BC, bool GRID>
+__global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdParams<TW> p) {
+  using Cfg = FwdConfigV4<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
+  using S = Store<TW>;
+  using Pair = typename Cfg::Pair;
+  constexpr int G = Cfg::G, U = Cfg::U, H = Cfg::H, NT = Cfg::NT, RPT = Cfg::RPT, KSM = Cfg::KSM;
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int dir = blockIdx.y;
+  const bool reverse = dir == 1;
+  const int T = p.T, B = p.B, Hr = p.Hr;
+  const int rank = blockIdx.x % p.C, group = blockIdx.x / p.C;
+  const int b0 = group * p.BT;
+  const int nb = min(p.BT, B - b0);
+  const int nchunk = (nb + BC - 1) / BC;
+  const int rows_pad = nchunk * BC;
+  const int hs_rows = GRID ? BC : rows_pad;
+  const int u0 = rank * U;
+  const bool prof = p.prof && blockIdx.x == 0 && blockIdx.y == 0 && tid == 0;
+
+  extern __shared__ float4 smem4[];
+  Pair* Wsm = reinterpret_cast<Pair*>(smem4);
+  float* red = reinterpret_cast<float*>(Wsm + NW * (KSM / 2) * RPT * 32);
+  float* hs = red + 2 * NW * R * BC;
+  float* gs = hs + 2 * hs_rows * H;
+  float* cs = gs + BC * (R + U);
+  int* lens = reinterpret_cast<int*>(cs + (CELL == LSTM ? 2 * rows_pad * U : 0));
+
+  // ---- W_hh slice into registers + shared memory (canonical [G*Hr, Hr]; padded rows / columns read as 0). Scalar
+  // loads: with odd Hr a pair of k is not 8-byte aligned; this runs once per launch.
+  const TW* W = p.whh[dir];
+  Pair wreg[RPT][KREG / 2 > 0 ? KREG / 2 : 1];
+  {
+    const TW zero = S::from_f(0.f);
+#pragma unroll
+    for (int j = 0; j < RPT; ++j) {
+      const int r = lane + 32 * j;
+      const int gu = u0 + r % U;
+      const bool ok = r < R && gu < Hr;
+      const TW* src = W + (ok ? size_t((r / U) * Hr + gu) * Hr : 0);
+      const int k0 = warp * KPW;
+      auto ld = [&](int k) { return ok && k < Hr ? src[k] : zero; };
+#pragma unroll
+      for (int kk = 0; kk < KREG / 2; ++kk) {
+        const TW a = ld(k0 + 2 * kk), b = ld(k0 + 2 * kk + 1);
+        wreg[j][kk] = S::from_f2(S::to_f(a), S::to_f(b));
+      }
+      for (int kk = 0; kk < KSM / 2; ++kk) {
+        const TW a = ld(k0 + KREG + 2 * kk), b = ld(k0 + KREG + 2 * kk + 1);
+        Wsm[((warp * (KSM / 2) + kk) * RPT + j) * 32 + lane] = S::from_f2(S::to_f(a), S::to_f(b));
+      }
+    }
+  }
+
+  // Gate-phase role: row gr of column gq (gate gg, unit gu); biases of that row.
+  const bool gate_thread = tid < R * BC;
+  const int gq = tid / R, gr = tid % R, gg = gr / U, gu = gr % U;
+  const bool g_live = gate_thread && u0 + gu < Hr;
+  const float gbx = g_live ? p.bx[dir][gg * Hr + u0 + gu] : 0.f;
+  const float gbh = g_live ? p.bh[dir][gg * Hr + u0 + gu] : 0.f;
+  // Cell-phase role: copy pk of (unit pu, column pbc).
+  const int ncopy = GRID ? 1 : min(NT / (U * BC), p.C);
+  const int pk = tid / (U * BC), pu = tid % U, pbc = (tid / U) % BC;
+  const bool cell_thread = pk < ncopy;
+  const bool p_live = u0 + pu < Hr;
+
+  // ---- initial state ----
+  const float* h0 = p.h0[dir];
+  for (int i = tid; i < rows_pad; i += NT) lens[i] = i < nb ? (p.lengths ? p.lengths[b0 + i] : T) : 0;
+  if (!GRID) {
+    for (int i = tid; i < 2 * hs_rows * H; i += NT) {
+      const int buf = i / (hs_rows * H), b = (i / H) % hs_rows, k = i % H;
+      hs[i] = (buf == 0 && b < nb && h0 && k < Hr) ? h0[size_t(b0 + b) * Hr + k] : 0.f;
+    }
+  }
+  if (CELL == LSTM) {
+    for (int i = tid; i < U * rows_pad; i += NT) {
+      const int b = i / U, u = i % U;
+      cs[i] = (b < nb && p.c0[dir] && u0 + u < Hr) ? p.c0[dir][size_t(b0 + b) * Hr + u0 + u] : 0.f;
+    }
+  }
+  __syncthreads();  // lens visible to every role
+
+  const float* xp = p.xproj[dir];
+  // Input projection of gate row gr, column gq of chunk c at step s (0 when not needed: padded unit, column past
+  // the tile, step past the length). A plain load: issued a chunk ahead, it lands during the barrier / matvec.
+  auto load_x = [&](int s, int c) -> float {
+    const int b = c * BC + gq;
+    if (!g_live || b >= nb) return 0.f;
+    const int len = lens[b];
+    if (s >= len) return 0.f;
+    const int te = reverse ? len - 1 - s : s;
+    return xp[(size_t(te) * B + b0 + b) * (G * H) + gg * H + u0 + gu];
+  };
+  float xv = load_x(0, 0);
+  if (!GRID) {
+    cluster_arrive_release();
+    cluster_wait_acquire();
+  } else {
+    __syncthreads();
+  }
+
+  float* hg = GRID ? p.hg[dir] : nullptr;
+  unsigned* counter = GRID ? p.flags[dir] + group : nullptr;
+  // Grid mode: rows [c*BC, (c+1)*BC) of h_{t-1} -> hs[c & 1]: from hg with cp.async (zero-filled past nb), or at
+  // t = 0 from h0 ([B, Hr], possibly odd Hr: plain loads, zero past Hr).
+  auto load_chunk = [&](int c, const float* hsrc, bool from_h0) {
+    float* dst = hs + (c & 1) * BC * H;
+    if (from_h0) {
+      for (int i = tid; i < BC * H; i += NT) {
+        const int bb = c * BC + i / H, k = i % H;
+        dst[i] = (bb < nb && hsrc && k < Hr) ? hsrc[size_t(b0 + bb) * Hr + k] : 0.f;
+      }
+      return;
+    }
+    for (int i = tid * 4; i < BC * H; i += NT * 4) {
+      const int bb = c * BC + i / H;
+      const bool ok = bb < nb;
+      cp_async16_zfill(dst + i, ok ? hsrc + size_t(b0 + bb) * H + i % H : p.bx[dir], ok ? 16 : 0);
+    }
+    cp_async_commit();
+  };
+
+  for (int t = 0; t < T; ++t) {
+    const float* hsrc = nullptr;
+    if (GRID) {
+      hsrc = t == 0 ? h0 : hg + size_t(t & 1) * B * H;
+      if (t > 0 && tid == 0)
+        while (ld_acquire_gpu(counter) < unsigned(p.C) * unsigned(t)) {
+        }
+      __syncthreads();
+      load_chunk(0, hsrc, t == 0);
+      cp_async_wait_all();
+      __syncthreads();
+    }
+    if (prof && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 0] = clock64();
+    const int cbuf = t & 1;  // LSTM c: read cs[cbuf], write cs[cbuf ^ 1]
+
+    for (int c = 0; c < nchunk; ++c) {
+      const float* hcur = GRID ? hs + (c & 1) * BC * H : hs + size_t(t & 1) * hs_rows * H + c * BC * H;
+      const int b = c * BC + pbc;
+      const bool pw = cell_thread && b < nb;
+      // h_{t-1} of this thread's unit, read before the next chunk's loads may overwrite the grid-mode buffer.
+      const float hprev = pw ? hcur[pbc * H + u0 + pu] : 0.f;
+
+      if (GRID && c + 1 < nchunk) load_chunk(c + 1, hsrc, t == 0);
+
+      // ---- 1. matvec ----
+      float acc[RPT][BC];
+#pragma unroll
+      for (int j = 0; j < RPT; ++j)
+#pragma unroll
+        for (int q = 0; q < BC; ++q) acc[j][q] = 0.f;
+      const float* hk = hcur + warp * KPW;
+#pragma unroll
+      for (int kk = 0; kk < KREG; kk += 4) {
+        float2 wa[RPT], wb[RPT];
+#pragma unroll
+        for (int j = 0; j < RPT; ++j) {
+          wa[j] = S::to_f2(wreg[j][kk / 2]);
+          wb[j] = S::to_f2(wreg[j][kk / 2 + 1]);
+        }
+#pragma unroll
+        for (int q = 0; q < BC; ++q) {
+          const float4 hv = *reinterpret_cast<const float4*>(hk + q * H + kk);
+#pragma unroll
+          for (int j = 0; j < RPT; ++j) {
+            acc[j][q] = fmaf(wa[j].x, hv.x, acc[j][q]);
+            acc[j][q] = fmaf(wa[j].y, hv.y, acc[j][q]);
+            acc[j][q] = fmaf(wb[j].x, hv.z, acc[j][q]);
+            acc[j][q] = fmaf(wb[j].y, hv.w, acc[j][q]);
+          }
+        }
+      }
+      const Pair* ws = Wsm + warp * (KSM / 2) * RPT * 32 + lane;
+#pragma unroll 2
+      for (int kk = 0; kk < KSM; kk += 4) {
+        float2 wa[RPT], wb[RPT];
+#pragma unroll
+        for (int j = 0; j < RPT; ++j) {
+          wa[j] = S::to_f2(ws[((kk / 2) * RPT + j) * 32]);
+          wb[j] = S::to_f2(ws[((kk / 2 + 1) * RPT + j) * 32]);
+        }
+#pragma unroll
+        for (int q = 0; q < BC; ++q) {
+          const float4 hv = *reinterpret_cast<const float4*>(hk + q * H + KREG + kk);
+#pragma unroll
+          for (int j = 0; j < RPT; ++j) {
+            acc[j][q] = fmaf(wa[j].x, hv.x, acc[j][q]);
+            acc[j][q] = fmaf(wa[j].y, hv.y, acc[j][q]);
+            acc[j][q] = fmaf(wb[j].x, hv.z, acc[j][q]);
+            acc[j][q] = fmaf(wb[j].y, hv.w, acc[j][q]);
+          }
+        }
+      }
+      float* rd = red + (c & 1) * NW * R * BC;
+#pragma unroll
+      for (int j = 0; j < RPT; ++j) {
+        const int r = lane + 32 * j;
+        if (r < R) {
+#pragma unroll
+          for (int q = 0; q < BC; ++q) rd[(warp * BC + q) * R + r] = acc[j][q];
+        }
+      }
+      if (GRID && c + 1 < nchunk) cp_async_wait_all();
+      if (prof && c == 0 && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 1] = clock64();
+      __syncthreads();
+      if (prof && c == 0 && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 2] = clock64();
+
+      // ---- 2. gate phase (same float operations, same order as v3's pointwise code) ----
+      if (gate_thread && c * BC + gq < nb) {
+        float a0 = 0.f, a1 = 0.f;  // two chains: half the dependent-add latency
+#pragma unroll
+        for (int w = 0; w < NW; w += 2) {
+          a0 += rd[(w * BC + gq) * R + gr];
+          a1 += rd[((w + 1) * BC + gq) * R + gr];
+        }
+        const float s = a0 + a1;
+        float* gd = gs + gq * (R + U);
+        if (CELL == LSTM) {
+          const float pre = xv + gbx + s + gbh;
+          gd[gr] = gg == 2 ? fast_tanh(pre) : fast_sigmoid(pre);
+        } else if (CELL == GRU) {
+          if (gg < 2) {
+            gd[gr] = fast_sigmoid(xv + gbx + s + gbh);
+          } else {
+            gd[gr] = xv + gbx;         // input side of n
+            gd[R + gu] = s + gbh;      // recurrent side of n, multiplied by r in the cell phase
+          }
+        } else {
+          const float a = xv + gbx + s + gbh;
+          gd[gr] = CELL == RNN_TANH ? fast_tanh(a) : fmaxf(a, 0.f);
+        }
+      }
+      // Next chunk's (or next step's first chunk's) input projection: in flight across the sync, cell phase and
+      // barrier.
+      if (c + 1 < nchunk) xv = load_x(t, c + 1);
+      else if (t + 1 < T) xv = load_x(t + 1, 0);
+      __syncthreads();
+      if (prof && c == 0 && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 3] = clock64();
+
+      // ---- 3. cell phase ----
+      if (pw) {
+        const float* gd = gs + pbc * (R + U);
+        const int len = lens[b];
+        const bool valid = t < len;
+        const int te = reverse ? len - 1 - t : t;
+        float hnew = hprev;
+        if (CELL == LSTM) {
+          const float cprev = cs[(cbuf * rows_pad + b) * U + pu];
+          float cnew = cprev;
+          if (valid) {
+            cnew = gd[U + pu] * cprev + gd[pu] * gd[2 * U + pu];
+            if (p.clip > 0.f) cnew = fminf(fmaxf(cnew, -p.clip), p.clip);
+            hnew = gd[3 * U + pu] * fast_tanh(cnew);
+          }
+          if (!p_live) cnew = 0.f;
+          if (pk == 0) {
+            cs[((cbuf ^ 1) * rows_pad + b) * U + pu] = cnew;
+            if (t == T - 1 && p_live) p.cn[dir][size_t(b0 + b) * Hr + u0 + pu] = cnew;
+          }
+        } else if (CELL == GRU) {
+          if (valid) {
+            const float r = gd[pu], z = gd[U + pu];
+            const float n = fast_tanh(gd[2 * U + pu] + r * gd[R + pu]);
+            hnew = (1.f - z) * n + z * hprev;
+          }
+        } else {
+          if (valid) hnew = gd[pu];
+        }
+        if (!p_live) hnew = 0.f;
+        if (pk == 0) {
+          const int yt = valid ? te : t;
+          if (p_live) {
+            p.y[(size_t(yt) * B + b0 + b) * (p.D * Hr) + dir * Hr + u0 + pu] = S::from_f(valid ? hnew : 0.f);
+            if (t == T - 1) p.hn[dir][size_t(b0 + b) * Hr + u0 + pu] = hnew;
+          }
+          if (GRID) hg[size_t((t + 1) & 1) * B * H + size_t(b0 + b) * H + u0 + pu] = hnew;
+        }
+        if (!GRID) {
+          float* dst = hs + size_t((t + 1) & 1) * hs_rows * H + b * H + u0 + pu;
+          for (int q = pk; q < p.C; q += ncopy) st_dsmem(map_dsmem(dst, q), hnew);
+        }
+      }
+      if (prof && c == 0 && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 4] = clock64();
+    }
+    if (prof && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 5] = clock64();
+
+    // ---- publish h_t ----
+    if (GRID) {
+      __syncthreads();
+      if (tid == 0) {
+        __threadfence();
+        atomicAdd(counter, 1u);
+      }
+    } else {
+      cluster_arrive_release();
+      cluster_wait_acquire();
+    }
+    if (prof && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 6] = clock64();
+  }
+}
+
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn

@@ -1,0 +1,227 @@
+// One persist_fwd_v4_kernel instantiation behind the Kernel interface (persistent_plan.h): capacity planning and the
+// launch (cluster launch, or cooperative launch in grid mode). Included by persistent_{f32,bf16,f16}.cu only.
+#pragma once
+
+#include <cstdio>
+
+#include "cuda_common.cuh"
+#include "persistent_fwd.cuh"
+#include "persistent_plan.h"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+
+template <typename TW>
+struct DTypeOf;
+template <>
+struct DTypeOf<float> {
+  static constexpr openrnn_data_type v = OPENRNN_DATA_FLOAT;
+};
+template <>
+struct DTypeOf<__nv_bfloat16> {
+  static constexpr openrnn_data_type v = OPENRNN_DATA_BFLOAT16;
+};
+template <>
+struct DTypeOf<__half> {
+  static constexpr openrnn_data_type v = OPENRNN_DATA_HALF;
+};
+
+template <int CELL, typename TW, int R, int NW, int KPW, int KREG, int BC, bool GRID>
+class KernelImpl final : public Kernel {
+  using Cfg = FwdConfigV4<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
+  static const void* kfn() {
+    return reinterpret_cast<const void*>(&persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID>);
+  }
+
+ public:
+  openrnn_cell cell() const override {
+    return CELL == LSTM ? OPENRNN_CELL_LSTM
+                        : CELL == GRU ? OPENRNN_CELL_GRU : CELL == RNN_TANH ? OPENRNN_CELL_RNN_TANH : OPENRNN_CELL_RNN_RELU;
+  }
+  openrnn_data_type dtype() const override { return DTypeOf<TW>::v; }
+  int H() const override { return Cfg::H; }
+  int bc() const override { return BC; }
+  bool grid_mode() const override { return GRID; }
+  std::string name() const override {
+    char b[96];
+    snprintf(b, sizeof b, "H%d_%s%d_R%d_kreg%d_bc%d", Cfg::H, GRID ? "grid" : "cluster", Cfg::H / Cfg::U, R, KREG,
+             BC);
+    return b;
+  }
+
+  Plan plan(const cudaDeviceProp& prop, int B, int D) const override {
+    Plan pl;
+    const size_t limit = prop.sharedMemPerBlockOptin;
+    pl.C = Cfg::H / Cfg::U;
+    char msg[320];
+    const double wmb = double(Cfg::G) * Cfg::H * Cfg::H * sizeof(TW) / (1 << 20);
+    if (GRID) {
+      int per_sm = 0;
+      if (cudaFuncSetAttribute(kfn(), cudaFuncAttributeMaxDynamicSharedMemorySize, int(limit)) != cudaSuccess ||
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn(), Cfg::NT, Cfg::smem_bytes(BC, BC)) !=
+              cudaSuccess) {
+        cudaGetLastError();
+        pl.why = "occupancy query failed";
+        return pl;
+      }
+      const int capacity = per_sm * prop.multiProcessorCount;
+      if (pl.C * D > capacity) {
+        snprintf(msg, sizeof msg,
+                 "H=%d: W_hh (%.1f MB per direction) is spread over %d CTAs per direction, %d for D=%d, but this GPU "
+                 "holds %d co-resident CTAs of this kernel",
+                 Cfg::H, wmb, pl.C, pl.C * D, D, capacity);
+        pl.why = msg;
+        return pl;
+      }
+      int groups = capacity / (pl.C * D);
+      const int want = (B + BC - 1) / BC;
+      if (groups > want) groups = want;
+      if (groups > kMaxGroups) groups = kMaxGroups;
+      if (groups < 1) groups = 1;
+      const int bt = (B + groups - 1) / groups;
+      pl.groups = (B + bt - 1) / bt;
+      pl.BT = bt;
+      pl.smem = Cfg::smem_bytes(BC, (bt + BC - 1) / BC * BC);
+      if (pl.smem > limit) {
+        snprintf(msg, sizeof msg,
+                 "H=%d B=%d: a batch tile of %d sequences needs %zu B of shared memory per CTA, this GPU allows %zu",
+                 Cfg::H, B, bt, pl.smem, limit);
+        pl.why = msg;
+        return pl;
+      }
+      pl.ok = true;
+      return pl;
+    }
+    int bt_max = 0;
+    for (int bt = BC; bt <= 256; bt += BC)
+      if (Cfg::smem_bytes(bt, bt) <= limit) bt_max = bt;
+    if (bt_max == 0) {
+      snprintf(msg, sizeof msg, "H=%d: the W_hh slice and h buffers need %zu B of shared memory per CTA, this GPU "
+               "allows %zu", Cfg::H, Cfg::smem_bytes(BC, BC), limit);
+      pl.why = msg;
+      return pl;
+    }
+    const size_t smem_max = Cfg::smem_bytes(bt_max, bt_max);
+    if ((pl.C > 8 && cudaFuncSetAttribute(kfn(), cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) ||
+        cudaFuncSetAttribute(kfn(), cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_max)) != cudaSuccess) {
+      cudaGetLastError();
+      pl.why = "cluster attributes refused by the device";
+      return pl;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(pl.C, 1, 1);
+    cfg.blockDim = dim3(Cfg::NT, 1, 1);
+    cfg.dynamicSmemBytes = smem_max;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = pl.C;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kfn(), &cfg);
+    if (e != cudaSuccess || clusters < 1) {
+      cudaGetLastError();
+      snprintf(msg, sizeof msg,
+               "H=%d: W_hh (%.1f MB per direction) needs a cluster of %d CTAs with %zu B of shared memory each, which "
+               "this GPU cannot schedule",
+               Cfg::H, wmb, pl.C, smem_max);
+      pl.why = msg;
+      return pl;
+    }
+    const int tiles = clusters / D > 0 ? clusters / D : 1;
+    int bt = (B + tiles - 1) / tiles;
+    bt = (bt + BC - 1) / BC * BC;
+    if (bt > bt_max) bt = bt_max;
+    pl.BT = bt;
+    pl.groups = (B + bt - 1) / bt;
+    pl.smem = Cfg::smem_bytes(bt, bt);
+    pl.ok = true;
+    return pl;
+  }
+
+  void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
+    FwdParams<TW> p{};
+    p.T = a.T;
+    p.B = a.B;
+    p.H = Cfg::H;
+    p.Hr = a.Hr;
+    p.C = pl.C;
+    p.BT = pl.BT;
+    p.D = a.D;
+    p.y = static_cast<TW*>(a.y);
+    p.lengths = a.lengths;
+    p.prof = nullptr;
+    p.clip = a.clip;
+    for (int i = 0; i < 2; ++i) {
+      p.xproj[i] = a.xproj[i];
+      p.whh[i] = static_cast<const TW*>(a.whh[i]);
+      p.bx[i] = a.bx[i];
+      p.bh[i] = a.bh[i];
+      p.h0[i] = a.h0[i];
+      p.c0[i] = a.c0[i];
+      p.hn[i] = a.hn[i];
+      p.cn[i] = a.cn[i];
+      p.hg[i] = a.hg[i];
+      p.flags[i] = a.flags[i];
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(Cfg::NT, 1, 1);
+    cfg.dynamicSmemBytes = pl.smem;
+    cfg.stream = s;
+    cudaLaunchAttribute at[1];
+    if (GRID) {
+      for (int i = 0; i < a.D; ++i)
+        OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.flags[i], 0, sizeof(unsigned) * kMaxGroups, s));
+      cfg.gridDim = dim3(pl.C * pl.groups, a.D, 1);
+      at[0].id = cudaLaunchAttributeCooperative;
+      at[0].val.cooperative = 1;
+    } else {
+      cfg.gridDim = dim3(pl.C * pl.groups, a.D, 1);
+      at[0].id = cudaLaunchAttributeClusterDimension;
+      at[0].val.clusterDim.x = pl.C;
+      at[0].val.clusterDim.y = 1;
+      at[0].val.clusterDim.z = 1;
+    }
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID>, p));
+  }
+};
+
+// The configuration set per storage type (dev/lab/README.md: the capacity arithmetic and the measured choice).
+// RNN (G = 1): one batch chunk width per H (BC = 4: small-B matvec padded 4x, which the G = 1 matvec affords); H=1024
+// fits a cluster of 16 (U = 64, 4 MB float32: half registers, half shared memory), so no grid mode is needed.
+template <typename TW>
+void add_kernels(std::vector<std::unique_ptr<Kernel>>& v) {
+  constexpr bool w16 = sizeof(TW) == 2;
+  constexpr int K512 = w16 ? 32 : 16, K1024 = w16 ? 64 : 32, BC512 = w16 ? 4 : 2;
+  v.emplace_back(new KernelImpl<LSTM, TW, 128, 16, 16, 16, 1, false>());  // H=256 cluster 8
+  v.emplace_back(new KernelImpl<LSTM, TW, 128, 16, 16, 16, 4, false>());
+  v.emplace_back(new KernelImpl<LSTM, TW, 128, 16, 32, K512, 1, false>());  // H=512 cluster 16
+  v.emplace_back(new KernelImpl<LSTM, TW, 128, 16, 32, K512, BC512, false>());
+  v.emplace_back(new KernelImpl<LSTM, TW, 32, 16, 64, K1024, 1, true>());  // H=1024 grid 128
+  v.emplace_back(new KernelImpl<LSTM, TW, 32, 16, 64, K1024, 8, true>());
+  v.emplace_back(new KernelImpl<LSTM, TW, 32, 16, 16, 16, 16, true>());  // H=256 grid 32 x groups
+  v.emplace_back(new KernelImpl<LSTM, TW, 32, 16, 32, K512, 16, true>());  // H=512 grid 64 x groups
+  v.emplace_back(new KernelImpl<GRU, TW, 96, 16, 16, 16, 1, false>());
+  v.emplace_back(new KernelImpl<GRU, TW, 96, 16, 16, 16, 4, false>());
+  v.emplace_back(new KernelImpl<GRU, TW, 96, 16, 32, K512, 1, false>());
+  v.emplace_back(new KernelImpl<GRU, TW, 96, 16, 32, K512, BC512, false>());
+  v.emplace_back(new KernelImpl<GRU, TW, 24, 16, 64, K1024, 1, true>());
+  v.emplace_back(new KernelImpl<GRU, TW, 24, 16, 64, K1024, 8, true>());
+  v.emplace_back(new KernelImpl<GRU, TW, 24, 16, 16, 16, 16, true>());
+  v.emplace_back(new KernelImpl<GRU, TW, 24, 16, 32, K512, 16, true>());
+  v.emplace_back(new KernelImpl<RNN_TANH, TW, 32, 16, 16, 16, 4, false>());  // H=256 cluster 8
+  v.emplace_back(new KernelImpl<RNN_TANH, TW, 32, 16, 32, 32, 4, false>());  // H=512 cluster 16
+  v.emplace_back(new KernelImpl<RNN_TANH, TW, 64, 16, 64, K1024, 4, false>());  // H=1024 cluster 16
+  v.emplace_back(new KernelImpl<RNN_RELU, TW, 32, 16, 16, 16, 4, false>());
+  v.emplace_back(new KernelImpl<RNN_RELU, TW, 32, 16, 32, 32, 4, false>());
+  v.emplace_back(new KernelImpl<RNN_RELU, TW, 64, 16, 64, K1024, 4, false>());
+}
+
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn

@@ -1,0 +1,74 @@
+// PERSISTENT algorithm, host side: the compiled kernel configurations behind a type-erased interface, their capacity
+// planning from the device's limits, and (persistent_algo.cu) the CudaAlgo that select.cu registers.
+//
+// Capacity (per direction; H100/H200: 132 SMs, 64 K 32-bit registers and 227 KB opt-in shared memory per SM, one
+// CTA of 512 threads per SM): W_hh = G*H*H values must fit in the registers (~64 per thread hold weights: 128 KB per
+// SM) plus shared memory (up to ~128 KB per SM beside the h buffers and partial sums) of the CTAs that hold it.
+//   cluster mode, 16 CTAs (non-portable size): ~4 MB -> LSTM H=512 float32 (4 MB: 128 KB registers + 128 KB shared
+//   per CTA), any 16-bit LSTM/GRU up to H=512; cluster of 8: H=256.
+//   grid mode, U=8 units per CTA: H=1024 needs 128 CTAs (LSTM float32 16 MB: 64 KB registers + 64 KB shared each).
+// Compiled hidden sizes: 256, 512, 1024 (one configuration set per H); any other H <= 1024 runs on the next compiled
+// size with the units past H as exact-zero padding (padded_hidden(); persistent_fwd.cuh says why they stay 0). A
+// plan that does not fit (shared memory per CTA, co-resident CTAs) is refused with the reason in words.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_backend.h"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+
+// Device buffers of one layer's launch (per-direction arrays indexed [dir]). TW = the storage type.
+struct LaunchArgs {
+  int T, B, Hr, D;         // Hr: the problem's hidden size (<= the kernel's compiled H(); the rest is padding)
+  const float* xproj[2];  // [T, B, G*H] float32 (W_ih x, no bias), H = the compiled size; padded columns unread
+  const void* whh[2];     // [G*Hr, Hr] TW, canonical layout
+  const float* bx[2];     // [G*Hr]: bias on the input side (b_ih, + b_hh except GRU's n gate)
+  const float* bh[2];     // [G*Hr]: bias on the recurrent side (GRU n gate's b_hh; 0 elsewhere)
+  const float* h0[2];     // [B, Hr] float32
+  const float* c0[2];     // [B, Hr] float32 (LSTM)
+  void* y;                // [T, B, D*Hr] TW, direction d in columns [d*Hr, (d+1)*Hr)
+  float* hn[2];
+  float* cn[2];
+  const int* lengths;     // [B] device or null (all T)
+  float* hg[2];           // grid mode: [2, B, H] float32 (compiled H)
+  unsigned* flags[2];     // grid mode: [kMaxGroups] counters (zeroed by launch)
+  float clip;
+};
+constexpr int kMaxGroups = 256;
+// The compiled hidden size a problem of hidden size H runs on (0: none, H > 1024).
+inline int padded_hidden(int H) { return H <= 256 ? 256 : H <= 512 ? 512 : H <= 1024 ? 1024 : 0; }
+
+struct Plan {
+  bool ok = false;
+  std::string why;  // when !ok
+  int C = 0, BT = 0, groups = 0;
+  size_t smem = 0;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual openrnn_cell cell() const = 0;
+  virtual openrnn_data_type dtype() const = 0;
+  virtual int H() const = 0;
+  virtual int bc() const = 0;
+  virtual bool grid_mode() const = 0;
+  virtual std::string name() const = 0;
+  virtual Plan plan(const cudaDeviceProp& prop, int B, int D) const = 0;
+  virtual void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const = 0;
+};
+
+void add_kernels_f32(std::vector<std::unique_ptr<Kernel>>& k);
+void add_kernels_bf16(std::vector<std::unique_ptr<Kernel>>& k);
+void add_kernels_f16(std::vector<std::unique_ptr<Kernel>>& k);
+
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn

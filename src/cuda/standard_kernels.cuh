@@ -1,0 +1,441 @@
+// STANDARD algorithm: the per-step pointwise kernels (one thread per (b, unit), all gates of that unit). The GEMMs
+// around them are in standard_forward.cu / standard_backward.cu; the per-element math is cell_math.h.
+//
+// Step t of one layer and direction. "active" = t < len[b] (PyTorch packed semantics, both directions: the reverse
+// direction starts at len[b]-1 because its state is carried unchanged through the padding steps it meets first).
+// On an inactive step the state is carried (h_out = h_in, c_out = c_in), y gets the fill value, and every saved
+// activation / gradient of that step is written as 0 so that the all-steps weight-gradient GEMMs can run over
+// padding rows without masking.
+#pragma once
+
+#include "cell_math.h"
+#include "cuda_common.cuh"
+
+namespace openrnn {
+namespace cuda {
+
+// Recurrent state of 16-bit storage types. DESIGN.md: states are carried in float32 inside a call. A float16 /
+// bfloat16 state h is kept as a pair hi = round(h), lo = round(h - hi) in storage-type rows [hi(W) | lo(W)], so the
+// recurrent GEMM still runs on tensor cores (operand [hi | lo] against [W | W], K doubled) and sees h to ~2x the
+// storage precision; y and hy get hi = round(h). float32 / float64 states are single rows (kSplit = 1).
+template <typename T>
+struct Split {
+  static constexpr int value = sizeof(T) == 2 ? 2 : 1;
+};
+
+// Row r of a split buffer: element u of width w at r[u] (+ r[w + u]).
+template <typename S, typename T>
+__device__ __forceinline__ S ld_split(const T* r, int w) {
+  if constexpr (Split<T>::value == 2) return static_cast<S>(to_f(r[0]) + to_f(r[w]));
+  return ld<S>(r);
+}
+template <typename T, typename S>
+__device__ __forceinline__ void st_split(T* r, int w, S v) {
+  if constexpr (Split<T>::value == 2) {
+    const T hi = from_f<T>(static_cast<float>(v));
+    r[0] = hi;
+    r[w] = from_f<T>(static_cast<float>(v) - to_f(hi));
+  } else {
+    st(r, v);
+  }
+}
+template <typename T>
+__device__ __forceinline__ void copy_split(const T* src, T* dst, int w) {
+  dst[0] = src[0];
+  if constexpr (Split<T>::value == 2) dst[w] = src[w];
+}
+
+template <typename T, typename S>
+struct FwdStep {
+  int B, H, Hout, t;
+  const int32_t* lens;  // [B] or null (every sequence has length T)
+  const S* gx;          // input part W_ih x of every step, rows gx_rows(t, b), width G*H
+  RowMap gx_rows;
+  const S* gh;  // recurrent part of this step [B, gh_ld] (GRU reset-before part 2: W_hn (r*h), [B, H])
+  int gh_ld;
+  const T* bih;  // [G*H] or null
+  const T* bhh;  // [G*H] or null
+  const T* hin;  // state before the step [B, Hout * Split] (row stride hs_ld = Hout * Split)
+  T* hout;       // state after the step (projection: written by proj_post from the projection GEMM's hp)
+  const S* cin;  // LSTM [B, H]
+  S* cout;
+  S* acts;  // [B, G*H] activations of this step (LSTM i f g o, GRU r z n, RNN h); null = not kept
+  S* hn;    // GRU linear-before-reset: W_hn h + b_hn [B, H]; null = not kept
+  T* htil;  // LSTM projection: o*tanh(c) [B, H * Split]
+  T* rh;    // GRU reset-before: r*h [B, H * Split]
+  const S* hp;  // LSTM projection: htil W_hr^T [B, P] (GEMM output, read by proj_post)
+  T* y;     // output rows y_rows(t, b) of width y_width; this direction's columns start at y_col
+  RowMap y_rows;
+  int y_width, y_col;
+  S fill, clip;
+  bool relu;
+
+  __device__ bool active(int b) const { return !lens || t < lens[b]; }
+  __device__ S bias(const T* p, int j) const { return p ? ld<S>(p + j) : S(0); }
+  static constexpr int kSplit = Split<T>::value;
+  __device__ long long hrow(int b) const { return (long long)b * Hout * kSplit; }
+  __device__ long long urow(int b) const { return (long long)b * H * kSplit; }  // htil / rh rows (width H)
+  __device__ S h_prev(int b, int u) const { return ld_split<S>(hin + hrow(b) + u, Hout); }
+  __device__ void put_h(int b, int u, S v) const { st_split(hout + hrow(b) + u, Hout, v); }
+  __device__ void carry_h(int b, int u) const { copy_split(hin + hrow(b) + u, hout + hrow(b) + u, Hout); }
+  __device__ void put_y(int b, int u, S v) const { st(y + y_rows.row(t, b) * y_width + y_col + u, v); }
+};
+
+// The pointwise part of one unit (b, u) of a step; gh(j) returns the recurrent part of gate row j (j = k*H + u)
+// without bias. Shared by the GEMM + pointwise path and the fused kernel (standard_fused.cuh).
+template <typename T, typename S, typename GhFn>
+__device__ __forceinline__ void lstm_unit(const FwdStep<T, S>& p, int b, int u, GhFn gh) {
+  const int H = p.H, GH = 4 * H;
+  const long long idx = (long long)b * H + u;
+  const bool proj = p.htil != nullptr;
+  if (!p.active(b)) {
+    p.cout[idx] = p.cin[idx];
+    if (proj) {
+      st_split(p.htil + p.urow(b) + u, H, S(0));
+    } else {
+      p.carry_h(b, u);
+      p.put_y(b, u, p.fill);
+    }
+    if (p.acts)
+      for (int k = 0; k < 4; ++k) p.acts[(long long)b * GH + k * H + u] = S(0);
+    return;
+  }
+  const S* gx = p.gx + p.gx_rows.row(p.t, b) * GH;
+  S pre[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int j = k * H + u;
+    pre[k] = gx[j] + gh(j) + p.bias(p.bih, j) + p.bias(p.bhh, j);
+  }
+  cell::LstmAct<S> a;
+  S c, h;
+  cell::lstm_forward(pre[0], pre[1], pre[2], pre[3], p.cin[idx], p.clip, a, c, h);
+  p.cout[idx] = c;
+  if (p.acts) {
+    S* ap = p.acts + (long long)b * GH + u;
+    ap[0] = a.i;
+    ap[H] = a.f;
+    ap[2 * H] = a.g;
+    ap[3 * H] = a.o;
+  }
+  if (proj) {
+    st_split(p.htil + p.urow(b) + u, H, h);
+  } else {
+    p.put_h(b, u, h);
+    p.put_y(b, u, h);
+  }
+}
+
+template <typename T, typename S>
+__global__ void lstm_fwd_kernel(const FwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.H) return;
+  const int b = idx / p.H;
+  const S* gh = p.gh + (long long)b * p.gh_ld;
+  lstm_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
+}
+
+// After the projection GEMM wrote hp = htil W_hr^T [B, P] (arithmetic type): active rows become the new state and y,
+// carried rows keep their state.
+template <typename T, typename S>
+__global__ void proj_post_kernel(const FwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.Hout) return;
+  const int b = idx / p.Hout, u = idx % p.Hout;
+  if (p.active(b)) {
+    const S h = p.hp[idx];
+    p.put_h(b, u, h);
+    p.put_y(b, u, h);
+  } else {
+    p.carry_h(b, u);
+    p.put_y(b, u, p.fill);
+  }
+}
+
+template <typename T, typename S, typename GhFn>
+__device__ __forceinline__ void gru_unit(const FwdStep<T, S>& p, int b, int u, GhFn gh) {
+  const int H = p.H, GH = 3 * H;
+  const long long idx = (long long)b * H + u;
+  if (!p.active(b)) {
+    p.carry_h(b, u);
+    p.put_y(b, u, p.fill);
+    if (p.acts)
+      for (int k = 0; k < 3; ++k) p.acts[(long long)b * GH + k * H + u] = S(0);
+    if (p.hn) p.hn[idx] = S(0);
+    return;
+  }
+  const S* gx = p.gx + p.gx_rows.row(p.t, b) * GH;
+  const S xr = gx[u] + p.bias(p.bih, u), xz = gx[H + u] + p.bias(p.bih, H + u),
+          xn = gx[2 * H + u] + p.bias(p.bih, 2 * H + u);
+  const S hr = gh(u) + p.bias(p.bhh, u), hz = gh(H + u) + p.bias(p.bhh, H + u),
+          hn = gh(2 * H + u) + p.bias(p.bhh, 2 * H + u);
+  S r, z, n, h;
+  cell::gru_forward(xr, xz, xn, hr, hz, hn, p.h_prev(b, u), r, z, n, h);
+  if (p.acts) {
+    S* ap = p.acts + (long long)b * GH + u;
+    ap[0] = r;
+    ap[H] = z;
+    ap[2 * H] = n;
+  }
+  if (p.hn) p.hn[idx] = hn;
+  p.put_h(b, u, h);
+  p.put_y(b, u, h);
+}
+
+template <typename T, typename S>
+__global__ void gru_fwd_kernel(const FwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.H) return;
+  const int b = idx / p.H;
+  const S* gh = p.gh + (long long)b * p.gh_ld;
+  gru_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
+}
+
+// GRU reset-before, first half: r, z from the [B, 2H] recurrent part; writes r*h for the W_hn GEMM. acts required.
+template <typename T, typename S>
+__global__ void gru_rb1_kernel(const FwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.H) return;
+  const int b = idx / p.H, u = idx % p.H, H = p.H, GH = 3 * H;
+  S* ap = p.acts + (long long)b * GH + u;
+  if (!p.active(b)) {
+    ap[0] = S(0);
+    ap[H] = S(0);
+    st_split(p.rh + p.urow(b) + u, H, S(0));
+    return;
+  }
+  const S* gx = p.gx + p.gx_rows.row(p.t, b) * GH;
+  const S* gh = p.gh + (long long)b * p.gh_ld;
+  S r, z;
+  cell::gru_rb_gates(gx[u] + p.bias(p.bih, u), gx[H + u] + p.bias(p.bih, H + u), gh[u] + p.bias(p.bhh, u),
+                     gh[H + u] + p.bias(p.bhh, H + u), r, z);
+  ap[0] = r;
+  ap[H] = z;
+  st_split(p.rh + p.urow(b) + u, H, r * p.h_prev(b, u));
+}
+
+// GRU reset-before, second half: gh = W_hn (r*h) [B, H].
+template <typename T, typename S>
+__global__ void gru_rb2_kernel(const FwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.H) return;
+  const int b = idx / p.H, u = idx % p.H, H = p.H, GH = 3 * H;
+  S* ap = p.acts + (long long)b * GH + u;
+  if (!p.active(b)) {
+    ap[2 * H] = S(0);
+    p.carry_h(b, u);
+    p.put_y(b, u, p.fill);
+    return;
+  }
+  const S* gx = p.gx + p.gx_rows.row(p.t, b) * GH;
+  const S xn = gx[2 * H + u] + p.bias(p.bih, 2 * H + u);
+  const S hn = p.gh[(long long)b * p.gh_ld + u] + p.bias(p.bhh, 2 * H + u);
+  S n, h;
+  cell::gru_rb_output(xn, hn, ap[H], p.h_prev(b, u), n, h);
+  ap[2 * H] = n;
+  p.put_h(b, u, h);
+  p.put_y(b, u, h);
+}
+
+template <typename T, typename S, typename GhFn>
+__device__ __forceinline__ void rnn_unit(const FwdStep<T, S>& p, int b, int u, GhFn gh) {
+  const long long idx = (long long)b * p.H + u;
+  if (!p.active(b)) {
+    p.carry_h(b, u);
+    p.put_y(b, u, p.fill);
+    if (p.acts) p.acts[idx] = S(0);
+    return;
+  }
+  const S pre = p.gx[p.gx_rows.row(p.t, b) * p.H + u] + gh(u) + p.bias(p.bih, u) + p.bias(p.bhh, u);
+  const S h = cell::rnn_forward(pre, p.relu);
+  if (p.acts) p.acts[idx] = h;
+  p.put_h(b, u, h);
+  p.put_y(b, u, h);
+}
+
+template <typename T, typename S>
+__global__ void rnn_fwd_kernel(const FwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.H) return;
+  const int b = idx / p.H;
+  const S* gh = p.gh + (long long)b * p.gh_ld;
+  rnn_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
+}
+
+// ---- backward ------------------------------------------------------------------------------------------------------
+// dh_next: gradient w.r.t. the state after step t (from steps processed later in the forward), without y's part.
+// The kernels write dh_prev's direct part (GRU z*dh, or the carried gradient on an inactive step); the caller's
+// GEMM then adds dG W_hh (beta = 1), which adds exactly 0 on inactive rows because their dG row is 0.
+template <typename T, typename S>
+struct BwdStep {
+  int B, H, Hout, t;
+  const int32_t* lens;
+  const S* acts;  // [B, G*H] of step t
+  const S* cin;   // LSTM c before / after step t [B, H]
+  const S* cout;
+  const S* dc_next;  // LSTM [B, H]
+  S* dc_prev;
+  const T* hin;  // state before step t [B, Hout * Split]
+  const S* hn;   // GRU linear-before-reset [B, H] of step t
+  const T* dy;   // rows dy_rows(t, b) of width dy_width, this direction at dy_col; padding never read
+  RowMap dy_rows;
+  int dy_width, dy_col;
+  const S* dh_next;  // [B, Hout]
+  S* dh_prev;
+  const S* dhtil;  // LSTM projection: gradient w.r.t. o*tanh(c) [B, H] (already holds dy and dh_next)
+  T* dhtot;        // LSTM projection: dh_next + dy [B, P] (kept for dW_hr)
+  T* dG;           // [B, G*H] gradient w.r.t. the pre-activations (input side)
+  T* dGh;          // GRU linear-before-reset: recurrent side (n part = r * dxn)
+  const S* d_rh;   // GRU reset-before: W_hn^T dpre_n [B, H]
+  S clip;
+  bool relu;
+
+  __device__ bool active(int b) const { return !lens || t < lens[b]; }
+  __device__ S h_prev(int b, int u) const {
+    return ld_split<S>(hin + (long long)b * Hout * Split<T>::value + u, Hout);
+  }
+  __device__ S dy_at(int b, int u) const { return ld<S>(dy + dy_rows.row(t, b) * dy_width + dy_col + u); }
+};
+
+template <typename T, typename S>
+__global__ void proj_dh_kernel(const BwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.Hout) return;
+  const int b = idx / p.Hout, u = idx % p.Hout;
+  if (p.active(b)) {
+    st(p.dhtot + idx, p.dh_next[idx] + p.dy_at(b, u));
+    p.dh_prev[idx] = S(0);
+  } else {
+    st(p.dhtot + idx, S(0));
+    p.dh_prev[idx] = p.dh_next[idx];
+  }
+}
+
+// Backward of one unit (b, u); dhn: gradient w.r.t. this unit's state after the step, without y's part (unused
+// with a projection, where dhtil already holds everything). Shared with the fused kernel (standard_fused.cuh).
+template <typename T, typename S>
+__device__ __forceinline__ void lstm_bwd_unit(const BwdStep<T, S>& p, int b, int u, S dhn) {
+  const int H = p.H, GH = 4 * H;
+  const long long idx = (long long)b * H + u;
+  const bool proj = p.dhtil != nullptr;
+  T* dg = p.dG + (long long)b * GH + u;
+  if (!p.active(b)) {
+    p.dc_prev[idx] = p.dc_next[idx];
+    if (!proj) p.dh_prev[idx] = dhn;
+    for (int k = 0; k < 4; ++k) st(dg + k * H, S(0));
+    return;
+  }
+  const S dh = proj ? p.dhtil[idx] : dhn + p.dy_at(b, u);
+  const S* ap = p.acts + (long long)b * GH + u;
+  const cell::LstmAct<S> a{ap[0], ap[H], ap[2 * H], ap[3 * H]};
+  S di, df, dg_, d_o, dcp;
+  cell::lstm_backward(a, p.cout[idx], p.cin[idx], p.clip, dh, p.dc_next[idx], di, df, dg_, d_o, dcp);
+  st(dg, di);
+  st(dg + H, df);
+  st(dg + 2 * H, dg_);
+  st(dg + 3 * H, d_o);
+  p.dc_prev[idx] = dcp;
+  if (!proj) p.dh_prev[idx] = S(0);
+}
+
+template <typename T, typename S>
+__global__ void lstm_bwd_kernel(const BwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.H) return;
+  lstm_bwd_unit(p, idx / p.H, idx % p.H, p.dhtil ? S(0) : p.dh_next[idx]);
+}
+
+template <typename T, typename S>
+__device__ __forceinline__ void gru_bwd_unit(const BwdStep<T, S>& p, int b, int u, S dhn) {
+  const int H = p.H, GH = 3 * H;
+  const long long idx = (long long)b * H + u;
+  T* dgx = p.dG + (long long)b * GH + u;
+  T* dgh = p.dGh + (long long)b * GH + u;
+  if (!p.active(b)) {
+    p.dh_prev[idx] = dhn;
+    for (int k = 0; k < 3; ++k) {
+      st(dgx + k * H, S(0));
+      st(dgh + k * H, S(0));
+    }
+    return;
+  }
+  const S dh = dhn + p.dy_at(b, u);
+  const S* ap = p.acts + (long long)b * GH + u;
+  S dxr, dxz, dxn, dhn_, direct;
+  cell::gru_backward(ap[0], ap[H], ap[2 * H], p.hn[idx], p.h_prev(b, u), dh, dxr, dxz, dxn, dhn_, direct);
+  st(dgx, dxr);
+  st(dgx + H, dxz);
+  st(dgx + 2 * H, dxn);
+  st(dgh, dxr);
+  st(dgh + H, dxz);
+  st(dgh + 2 * H, dhn_);
+  p.dh_prev[idx] = direct;
+}
+
+template <typename T, typename S>
+__global__ void gru_bwd_kernel(const BwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.H) return;
+  gru_bwd_unit(p, idx / p.H, idx % p.H, p.dh_next[idx]);
+}
+
+// GRU reset-before, first half: z and n gradients, the direct part z*dh. The r gradient needs W_hn^T dpre_n.
+template <typename T, typename S>
+__global__ void gru_rb_bwd1_kernel(const BwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.H) return;
+  const int b = idx / p.H, u = idx % p.H, H = p.H, GH = 3 * H;
+  T* dg = p.dG + (long long)b * GH + u;
+  if (!p.active(b)) {
+    p.dh_prev[idx] = p.dh_next[idx];
+    st(dg + H, S(0));
+    st(dg + 2 * H, S(0));
+    return;
+  }
+  const S dh = p.dh_next[idx] + p.dy_at(b, u);
+  const S* ap = p.acts + (long long)b * GH + u;
+  S dz, dn, direct;
+  cell::gru_rb_backward_nz(ap[H], ap[2 * H], p.h_prev(b, u), dh, dz, dn, direct);
+  st(dg + H, dz);
+  st(dg + 2 * H, dn);
+  p.dh_prev[idx] = direct;
+}
+
+template <typename T, typename S>
+__global__ void gru_rb_bwd2_kernel(const BwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.H) return;
+  const int b = idx / p.H, u = idx % p.H, GH = 3 * p.H;
+  T* dg = p.dG + (long long)b * GH + u;
+  if (!p.active(b)) {
+    st(dg, S(0));
+    return;
+  }
+  S dr, via;
+  cell::gru_rb_backward_r(p.acts[(long long)b * GH + u], p.h_prev(b, u), p.d_rh[idx], dr, via);
+  st(dg, dr);
+  p.dh_prev[idx] += via;
+}
+
+template <typename T, typename S>
+__device__ __forceinline__ void rnn_bwd_unit(const BwdStep<T, S>& p, int b, int u, S dhn) {
+  const long long idx = (long long)b * p.H + u;
+  if (!p.active(b)) {
+    p.dh_prev[idx] = dhn;
+    st(p.dG + idx, S(0));
+    return;
+  }
+  const S dh = dhn + p.dy_at(b, u);
+  st(p.dG + idx, cell::rnn_backward(p.acts[idx], dh, p.relu));
+  p.dh_prev[idx] = S(0);
+}
+
+template <typename T, typename S>
+__global__ void rnn_bwd_kernel(const BwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= p.B * p.H) return;
+  rnn_bwd_unit(p, idx / p.H, idx % p.H, p.dh_next[idx]);
+}
+
+}  // namespace cuda
+}  // namespace openrnn

@@ -1,0 +1,103 @@
+// STANDARD algorithm: the carve-up of the workspace and reserve space. One function (make_std_layout) computes every
+// offset; temp_sizes and the three calls all use it, so sizes and pointers cannot disagree.
+//
+// Internal tensors are sequence-major ([T, B, W]); only the user's x, y, dx, dy follow the descriptor's layout.
+// T is the storage type (element size es), S the arithmetic type (ss: 8 for float64, else 4).
+//
+// State slots. The state of one layer and direction is kept in `slots` buffers of [B, Hout] (h, storage type) and
+// [B, H] (c, arithmetic type): slots = T + 1 when training (the backward needs every step's state), 2 otherwise
+// (ping-pong). Forward direction: step t reads slot t and writes slot t+1; reverse direction: step t reads slot
+// t+1 and writes slot t (indices mod slots). So with T + 1 slots the states *entering* steps 0..T-1 are the
+// contiguous [T, B, Hout] block starting at slot 0 (forward) or slot 1 (reverse): the weight-gradient GEMM of W_hh
+// reads them as one matrix. Slot 0 / slot T hold the copy of hx / cx (backward does not get hx / cx again).
+//
+// Reserve (TRAINING), per layer l and direction d (index l*D+d), each [T, B, ...] in time order:
+//   acts  [T, B, G*H] S      activations (LSTM i f g o, GRU r z n, RNN h)
+//   hs    [T+1, B, Hout*split] T   states (see above; split = 2: hi/lo pairs of float16/bfloat16);
+//   cs    [T+1, B, H] S      (LSTM)
+//   htil  [T, B, H*split] T  LSTM projection input o*tanh(c)
+//   hn    [T, B, H] S        GRU linear-before-reset W_hn h + b_hn
+//   rh    [T, B, H*split] T  GRU reset-before r*h
+//   dG    [T, B, G*H] T      written by backward_data: gradient w.r.t. the pre-activations (input side)
+//   dGh   [T, B, G*H] T      GRU linear-before-reset: recurrent side (n part differs)
+//   dhtot [T, B, P] T        LSTM projection: gradient w.r.t. the projected h (for dW_hr)
+// and per layer: y_l [T, B, D*Hout] T (l < L-1: the layer's output, 0 at padding), x_l [T, B, D*Hout] T (l >= 1 with
+// dropout: the dropped input of layer l). Every saved value of a padding step is 0 (or a carried finite state).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "descriptor.h"
+
+namespace openrnn {
+namespace cuda {
+
+constexpr size_t kAbsent = SIZE_MAX;
+
+struct StdDims {
+  int T, B, I, H, Hout, P, G, GH, L, D;
+  openrnn_cell cell;
+  bool proj, lstm, gru_lbr, gru_rb, rnn;
+  size_t es, ss;
+  int split;  // 2 for float16/bfloat16 (hi/lo state pairs, standard_kernels.cuh), else 1
+  int hs_ld() const { return Hout * split; }  // row stride of h states
+  int us_ld() const { return H * split; }     // row stride of htil / rh
+  int layer_in(int l) const { return l == 0 ? I : D * Hout; }
+  long long TB() const { return static_cast<long long>(T) * B; }
+};
+
+struct StdReserveDir {
+  size_t acts = kAbsent, hs = kAbsent, cs = kAbsent, htil = kAbsent, hn = kAbsent, rh = kAbsent, dG = kAbsent,
+         dGh = kAbsent, dhtot = kAbsent;
+};
+
+struct StdLayout {
+  StdDims d{};
+  bool training = false;
+  bool dropout = false;  // training with p > 0 and L > 1
+  int slots = 2;
+
+  // reserve
+  std::vector<StdReserveDir> rsv;  // [l*D + dir]
+  std::vector<size_t> rsv_y;       // [l], kAbsent for l = L-1
+  std::vector<size_t> rsv_x;       // [l], kAbsent unless l >= 1 and dropout
+  size_t reserve_bytes = 0;
+
+  // forward workspace (offsets from the workspace start; the cuBLAS slices come first)
+  size_t f_lens = kAbsent;
+  size_t f_gx[2]{}, f_gh[2]{}, f_ghn[2]{};
+  size_t f_hp[2]{kAbsent, kAbsent};  // LSTM projection GEMM output [B, P] S
+  size_t f_w2[2]{kAbsent, kAbsent};  // split: [W_hh | W_hh] [G*H, 2*Hout] then [W_hr | W_hr] [P, 2*H], T
+  // inference only (training keeps these in the reserve)
+  size_t f_acts[2]{kAbsent, kAbsent}, f_hs[2]{}, f_cs[2]{kAbsent, kAbsent}, f_htil[2]{kAbsent, kAbsent},
+      f_rh[2]{kAbsent, kAbsent};
+  size_t f_y[2]{kAbsent, kAbsent};  // ping-pong layer outputs [T, B, D*Hout]
+  size_t fwd_bytes = 0;
+
+  // backward_data workspace
+  size_t b_lens = kAbsent;
+  size_t b_dh[2][2]{}, b_dc[2][2]{}, b_dhtil[2]{}, b_drh[2]{};
+  size_t b_wt[2]{kAbsent, kAbsent};  // W_hh^T [Hout, G*H] T for the fused backward kernel
+  size_t b_dx[2]{};  // ping-pong [T, B, max layer input] T
+  size_t bwd_bytes = 0;
+
+  // backward_weights workspace
+  size_t w_lens = kAbsent, w_x = kAbsent, w_ones = kAbsent;
+  size_t wg_bytes = 0;
+
+  size_t workspace_bytes = 0;
+};
+
+StdDims std_dims(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x);
+StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, bool training);
+
+// Slot index of the state entering / leaving step t for direction dir (see above).
+inline int slot_in(int t, int dir, int slots) { return (dir == 0 ? t : t + 1) % slots; }
+inline int slot_out(int t, int dir, int slots) { return (dir == 0 ? t + 1 : t) % slots; }
+inline int slot_first(int T, int dir, int slots) { return (dir == 0 ? 0 : T) % slots; }
+inline int slot_last(int T, int dir, int slots) { return (dir == 0 ? T : 0) % slots; }
+
+}  // namespace cuda
+}  // namespace openrnn

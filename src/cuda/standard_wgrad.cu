@@ -1,0 +1,91 @@
+// STANDARD backward_weights: every weight gradient is one GEMM over all T*B rows (padding rows hold 0 gradients and
+// finite saved values, so they add exactly 0): dW_ih = dG^T X_l, dW_hh = dGh^T H_in, dW_hr = dhtot^T htil, biases
+// dG^T 1. SET writes with beta = 0, ADD accumulates with beta = 1. Directions run on separate lanes (disjoint dw).
+#include "cuda_ops.h"
+#include "standard_impl.h"
+
+namespace openrnn {
+namespace cuda {
+
+namespace {
+
+template <typename T>
+void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const StdLayout& s,
+           const BackwardWeightsArgs& a) {
+  const StdDims& d = s.d;
+  const GemmSpec g = gemm_spec(rnn.cfg.data_type, rnn.cfg.math_mode);
+  const cudaDataType_t tT = CudaType<T>::value;
+  void* ws = a.workspace;
+  const void* rs = a.reserve;
+  ctx.bind_blas_workspace(ws);
+
+  const int B = d.B, H = d.H, Hout = d.Hout, GH = d.GH, P = d.P;
+  const int TB = static_cast<int>(d.TB());
+  int32_t* lens = region<int32_t>(ws, s.w_lens);
+  if (lens) upload_lengths(x, lens, ctx.stream);
+  T* ones = region<T>(ws, s.w_ones);
+  fill_value(ones, TB, 1.0, ctx.stream);
+  // Layer 0's input as a sequence-major matrix with zeros at padding (x at padding may hold anything, even NaN).
+  const T* X0 = static_cast<const T*>(a.x);
+  if (s.w_x != kAbsent) {
+    T* xs = region<T>(ws, s.w_x);
+    copy_rows(X0, layout_rows(x.layout, d.T, B), xs, seq_major_rows(B), d.T, B, d.I, lens, 0.0, ctx.stream);
+    X0 = xs;
+  }
+  const double beta = a.mode == OPENRNN_WGRAD_ADD ? 1.0 : 0.0;
+  T* dw = static_cast<T*>(a.dw);
+  auto dwp = [&](int l, int dir, openrnn_weight_kind k) -> T* {
+    const size_t off = rnn.weights.offset(l, dir, k, d.D);
+    return off == SIZE_MAX ? nullptr : dw + off;
+  };
+
+  ctx.fork(d.D);
+  for (int l = 0; l < d.L; ++l) {
+    const int I_l = d.layer_in(l);
+    const T* X = l == 0 ? X0
+                        : region<T>(rs, s.dropout ? s.rsv_x[static_cast<size_t>(l)] : s.rsv_y[static_cast<size_t>(l - 1)]);
+    for (int dir = 0; dir < d.D; ++dir) {
+      const cublasHandle_t bh = ctx.lane_blas(dir);
+      const StdReserveDir& q = s.rsv[static_cast<size_t>(l * d.D + dir)];
+      const T* dGx = region<T>(rs, q.dG);
+      const T* dGh = d.gru_lbr ? region<T>(rs, q.dGh) : dGx;
+      // States entering steps 0..T-1: slots 0..T-1 (forward) or 1..T (reverse), see standard_plan.h.
+      // Split states (float16/bfloat16): the gradient is dG^T hi + dG^T lo (two GEMMs into the same output).
+      const int hs_ld = d.hs_ld(), us_ld = d.us_ld();
+      const T* Hin = region<T>(rs, q.hs) + (dir == 0 ? 0 : static_cast<size_t>(B) * hs_ld);
+      auto gemm_split = [&](int M, int N, const T* A, int lda, const T* Bm, int ldb, int width, T* C, int ldc) {
+        gemm_rm(bh, g, true, false, M, N, TB, 1.0, A, lda, Bm, ldb, beta, C, tT, ldc);
+        if (d.split == 2) gemm_rm(bh, g, true, false, M, N, TB, 1.0, A, lda, Bm + width, ldb, 1.0, C, tT, ldc);
+      };
+
+      gemm_rm(bh, g, true, false, GH, I_l, TB, 1.0, dGx, GH, X, I_l, beta, dwp(l, dir, OPENRNN_WEIGHT_IH), tT, I_l);
+      T* dWhh = dwp(l, dir, OPENRNN_WEIGHT_HH);
+      if (d.gru_rb) {
+        gemm_split(2 * H, H, dGx, GH, Hin, hs_ld, H, dWhh, H);
+        gemm_split(H, H, dGx + 2 * H, GH, region<T>(rs, q.rh), us_ld, H, dWhh + static_cast<size_t>(2) * H * H, H);
+      } else {
+        gemm_split(GH, Hout, dGh, GH, Hin, hs_ld, Hout, dWhh, Hout);
+      }
+      if (T* db = dwp(l, dir, OPENRNN_BIAS_IH)) gemm_rm(bh, g, true, false, GH, 1, TB, 1.0, dGx, GH, ones, 1, beta, db, tT, 1);
+      if (T* db = dwp(l, dir, OPENRNN_BIAS_HH)) gemm_rm(bh, g, true, false, GH, 1, TB, 1.0, dGh, GH, ones, 1, beta, db, tT, 1);
+      if (d.proj)
+        gemm_split(P, H, region<T>(rs, q.dhtot), P, region<T>(rs, q.htil), us_ld, H, dwp(l, dir, OPENRNN_WEIGHT_HR), H);
+    }
+  }
+  ctx.join(d.D);
+}
+
+}  // namespace
+
+void run_wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const StdLayout& s,
+               const BackwardWeightsArgs& a) {
+  switch (rnn.cfg.data_type) {
+    case OPENRNN_DATA_FLOAT: return wgrad<float>(ctx, rnn, x, s, a);
+    case OPENRNN_DATA_DOUBLE: return wgrad<double>(ctx, rnn, x, s, a);
+    case OPENRNN_DATA_HALF: return wgrad<__half>(ctx, rnn, x, s, a);
+    case OPENRNN_DATA_BFLOAT16: return wgrad<__nv_bfloat16>(ctx, rnn, x, s, a);
+  }
+}
+
+}  // namespace cuda
+}  // namespace openrnn

@@ -1,0 +1,132 @@
+// Streams: the handle works on the stream it is given, calls return without waiting for the GPU (no host
+// synchronisation), all of a call's work (aux streams included) is ordered after what the stream already holds, and
+// the results equal those of the default stream.
+#include "test_cuda_util.h"  // first: defines OPENRNN_TEST_CUDA from the build's switch
+
+#ifdef OPENRNN_TEST_CUDA
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "test_cuda_util.h"
+
+namespace cudatest {
+namespace {
+
+TEST(CudaStream, SetGetStream) {
+  CUDATEST_SKIP_IF_NO_GPU();
+  openrnn_handle_t h = nullptr;
+  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
+  void* s0 = reinterpret_cast<void*>(0x1);
+  CUDATEST_OK(openrnn_get_stream(h, &s0));
+  EXPECT_EQ(s0, nullptr);
+  cudaStream_t s = nullptr;
+  CUDATEST_CUDA(cudaStreamCreate(&s));
+  CUDATEST_OK(openrnn_set_stream(h, s));
+  void* got = nullptr;
+  CUDATEST_OK(openrnn_get_stream(h, &got));
+  EXPECT_EQ(got, static_cast<void*>(s));
+  EXPECT_EQ(openrnn_set_num_threads(h, 2), OPENRNN_STATUS_BAD_PARAM);
+  openrnn_destroy_handle(h);
+  cudaStreamDestroy(s);
+}
+
+void CUDART_CB block_until(void* flag) {
+  auto* f = static_cast<std::atomic<bool>*>(flag);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!f->load() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+TEST(CudaStream, CallsAreOrderedOnTheUserStreamWithoutHostSync) {
+  CUDATEST_SKIP_IF_NO_GPU();
+  Problem pr;
+  pr.cfg = base_config(OPENRNN_CELL_GRU, 16, 32, 2, true, OPENRNN_DATA_FLOAT);
+  pr.T = 7;
+  pr.B = 5;
+  pr.lengths = {7, 3, 5, 1, 6};
+  const Inputs in = random_inputs(pr, 9);
+  openrnn_handle_t h = nullptr;
+  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
+  const Outputs ref = run_api(h, pr, in, OPENRNN_FWD_INFERENCE, false);  // default stream
+
+  cudaStream_t s = nullptr, side = nullptr;
+  CUDATEST_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CUDATEST_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  CUDATEST_OK(openrnn_set_stream(h, s));
+  openrnn_rnn_desc_t rnn = nullptr;
+  openrnn_seq_desc_t xd = nullptr;
+  CUDATEST_OK(openrnn_create_rnn_desc(&rnn, &pr.cfg));
+  CUDATEST_OK(openrnn_create_seq_desc(&xd, OPENRNN_DATA_FLOAT, pr.layout, pr.T, pr.B, pr.cfg.input_size,
+                                      pr.lengths.data(), pr.fill));
+  size_t wsb = 0;
+  CUDATEST_OK(openrnn_get_temp_space_sizes(h, rnn, OPENRNN_FWD_INFERENCE, xd, &wsb, nullptr));
+  DevBuf x = upload(in.x, OPENRNN_DATA_FLOAT), w = upload(in.w, OPENRNN_DATA_FLOAT),
+         hx = upload(in.hx, OPENRNN_DATA_FLOAT);
+  DevBuf y(pr.ny() * 4), hy(pr.nh() * 4), ws(wsb);
+  y.poison();
+  hy.poison();
+  CUDATEST_CUDA(cudaDeviceSynchronize());
+
+  std::atomic<bool> release{false};
+  CUDATEST_CUDA(cudaLaunchHostFunc(s, block_until, &release));
+  const auto t0 = std::chrono::steady_clock::now();
+  const openrnn_status st = openrnn_forward(h, rnn, OPENRNN_FWD_INFERENCE, xd, x.p, y.p, hx.p, hy.p, nullptr, nullptr,
+                                            w.p, in.w.size() * 4, ws.p, wsb, nullptr, 0);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(st, OPENRNN_STATUS_SUCCESS) << openrnn_last_error();
+  EXPECT_LT(secs, 5.0) << "openrnn_forward waited for the stream";
+  EXPECT_EQ(cudaStreamQuery(s), cudaErrorNotReady);
+  // y is still untouched: nothing of the call ran ahead of the blocked stream (aux streams included).
+  std::vector<unsigned char> early(y.bytes);
+  ASSERT_EQ(cudaMemcpyAsync(early.data(), y.p, y.bytes, cudaMemcpyDeviceToHost, side), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(side), cudaSuccess);
+  const auto early_y = decode(early, OPENRNN_DATA_FLOAT);
+  size_t nan = 0;
+  for (double v : early_y) nan += std::isnan(v) ? 1 : 0;
+  EXPECT_EQ(nan, early_y.size());
+  release = true;
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_TRUE(bitwise_equal(download(y, OPENRNN_DATA_FLOAT), ref.y));
+  EXPECT_TRUE(bitwise_equal(download(hy, OPENRNN_DATA_FLOAT), ref.hy));
+
+  openrnn_destroy_seq_desc(xd);
+  openrnn_destroy_rnn_desc(rnn);
+  openrnn_destroy_handle(h);
+  cudaStreamDestroy(s);
+  cudaStreamDestroy(side);
+}
+
+TEST(CudaStream, QueryAlgo) {
+  CUDATEST_SKIP_IF_NO_GPU();
+  openrnn_handle_t h = nullptr;
+  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
+  openrnn_rnn_config c = base_config(OPENRNN_CELL_LSTM, 8, 8, 1, false, OPENRNN_DATA_FLOAT);
+  c.algo = OPENRNN_ALGO_AUTO;
+  openrnn_rnn_desc_t rnn = nullptr;
+  openrnn_seq_desc_t xd = nullptr;
+  CUDATEST_OK(openrnn_create_rnn_desc(&rnn, &c));
+  CUDATEST_OK(openrnn_create_seq_desc(&xd, OPENRNN_DATA_FLOAT, OPENRNN_LAYOUT_SEQ_MAJOR, 4, 2, 8, nullptr, 0.0));
+  int sup = 0;
+  openrnn_algo chosen = OPENRNN_ALGO_AUTO;
+  char reason[256];
+  CUDATEST_OK(openrnn_query_algo(h, rnn, OPENRNN_FWD_INFERENCE, xd, OPENRNN_ALGO_STANDARD, &sup, &chosen, reason, 256));
+  EXPECT_EQ(sup, 1);
+  EXPECT_EQ(chosen, OPENRNN_ALGO_STANDARD);
+  CUDATEST_OK(openrnn_query_algo(h, rnn, OPENRNN_FWD_INFERENCE, xd, OPENRNN_ALGO_AUTO, &sup, &chosen, reason, 256));
+  EXPECT_EQ(sup, 1);
+  EXPECT_TRUE(chosen == OPENRNN_ALGO_STANDARD || chosen == OPENRNN_ALGO_PERSISTENT);
+  CUDATEST_OK(openrnn_query_algo(h, rnn, OPENRNN_FWD_INFERENCE, xd, OPENRNN_ALGO_PERSISTENT, &sup, &chosen, reason, 256));
+  if (!sup) {
+    EXPECT_GT(std::strlen(reason), 0u);
+  }
+  openrnn_destroy_seq_desc(xd);
+  openrnn_destroy_rnn_desc(rnn);
+  openrnn_destroy_handle(h);
+}
+
+}  // namespace
+}  // namespace cudatest
+
+#endif  // OPENRNN_TEST_CUDA
