@@ -120,9 +120,17 @@ bool check_backward_case(const Case& c, std::string* why) {
   const RefForward ref = ref_forward(p, r.w, r.x.data(), hx, cx);
   const RefGrads rg = ref_backward(p, r.w, ref, r.dy.data(), dhy, dcy);
   // TF32 on a GPU: products rounded to 10-bit mantissas, 1e-2 on gradients (forward: 3e-3).
+  // RNN-relu in 16-bit storage: the gradient is discontinuous at every unit whose pre-activation is near 0, and
+  // rounding the forward's stored activations to 8 (bfloat16) or 11 (float16) bits flips a few of those units
+  // between on and off relative to the float64 reference; each flip changes its gradient terms by O(1). Measured
+  // on an H100 (2026-11-21): one 3-layer bidirectional H=255 bfloat16 case at 4.0e-2..7.1e-2 per tensor with
+  // elements "0 vs -0.93" (a flipped unit). Such cases get 2.5x the smooth cells' bound; the element-wise
+  // finite-difference checks in float64 keep the relu gradient itself exact.
+  const bool relu_16bit = c.cell == OPENRNN_CELL_RNN_RELU &&
+                          (c.dtype == OPENRNN_DATA_HALF || c.dtype == OPENRNN_DATA_BFLOAT16);
   const double tol = c.math == OPENRNN_MATH_ALLOW_TF32 && c.dtype == OPENRNN_DATA_FLOAT && c.backend == Backend::CUDA
                          ? 1e-2
-                         : backward_tolerance(c.dtype);
+                         : backward_tolerance(c.dtype) * (relu_16bit ? 2.5 : 1.0);
   const auto xmask = r.valid_mask(c.I);
   expect_close("dx", g.dx, rg.dx, tol, xmask);
   if (!g.dhx.empty()) expect_close("dhx", g.dhx, rg.dhx, tol);

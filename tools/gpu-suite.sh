@@ -12,13 +12,15 @@
 #   --race-filter F     racecheck + synccheck subset (kernels with shared memory or barriers; default: one
 #                       LSTM and one GRU reduced-precision case (fused step kernel: shared memory + barriers),
 #                       plus the persistent cases when built)
+#   --san-algo A        OPENRNN_TEST_ALGO for the sanitizer steps (default auto; persistent forces the kernels)
 #   --san-timeout S     seconds of the memcheck step (default 90); --race-timeout S: racecheck, synccheck (45 each)
 #   --bench-timeout S   seconds per bench variant (default 120)
 #   --also-env VAR=VAL  run the CUDA tests (filter *Cuda*:*cuda*) a second time with VAR=VAL set (e.g.
 #                       OPENRNN_STD_FUSED=0 to cover the cuBLAS step path where the fused kernel would run);
 #                       --also-filter F replaces that filter
 #   --bench-variants "A=1 A=0"  run the bench once per environment assignment, rows marked by variant
-#   --no-sanitizer, --no-bench, --no-tests, --no-persistent (skip the OPENRNN_TEST_ALGO=persistent pass)
+#   --no-sanitizer, --no-bench, --no-tests, --no-persistent (skip the OPENRNN_TEST_ALGO=persistent pass),
+#   --no-standard (skip the OPENRNN_TEST_ALGO=standard pass)
 #   -- ARGS             openrnn-bench arguments (default: a small LSTM/GRU grid, standard algorithm vs cuDNN)
 # Logs: one file per step under $OUT (or ./gpu-suite-out when OUT is unset); at most 8 files, the device tool's limit.
 # The summary table (pass/fail/skip per step, sanitizer error counts, bench rows) is printed last.
@@ -34,7 +36,8 @@ race_filter='Cases/CudaStandard.ReducedPrecisionMatchesFloat64/lstm_bidir_2layer
 san_timeout=90
 race_timeout=45
 bench_timeout=120
-do_tests=1 do_san=1 do_bench=1 do_persistent=1
+san_algo=auto
+do_tests=1 do_san=1 do_bench=1 do_persistent=1 do_standard=1
 also_env=""
 also_filter='*Cuda*:*cuda*'
 bench_variants=""
@@ -57,8 +60,10 @@ while [ $# -gt 0 ]; do
     --no-bench) do_bench=0; shift ;;
     --no-tests) do_tests=0; shift ;;
     --no-persistent) do_persistent=0; shift ;;
+    --no-standard) do_standard=0; shift ;;
+    --san-algo) san_algo=$2; shift 2 ;;
     --) shift; bench_args=("$@"); break ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "gpu-suite: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -120,7 +125,7 @@ run_tests() {  # name algo logfile [filter] [VAR=VAL]
 }
 if [ $do_tests = 1 ]; then
   if [ -x "$tests" ]; then
-    run_tests "tests standard" standard 10-tests-standard.log
+    [ $do_standard = 1 ] && run_tests "tests standard" standard 10-tests-standard.log
     if [ $do_persistent = 1 ] && [ -e "$root/src/cuda/persistent_algo.cuh" ]; then
       run_tests "tests persistent" persistent 11-tests-persistent.log
     fi
@@ -136,7 +141,7 @@ fi
 # ---- compute-sanitizer -----------------------------------------------------------------------------------------------
 sanitize() {  # tool filter logfile timeout
   local tool=$1 f=$2 log=$out/$3 limit=$4 start=$SECONDS
-  OPENRNN_TEST_ALGO=auto timeout "$limit" compute-sanitizer --tool "$tool" --print-limit 50 \
+  OPENRNN_TEST_ALGO=$san_algo timeout "$limit" compute-sanitizer --tool "$tool" --print-limit 50 \
     "$tests" --gtest_filter="$f" --gtest_color=no >"$log" 2>&1
   local rc=$?
   local errs

@@ -11,6 +11,7 @@
 #include "persist_fwd_v2.cuh"
 #include "persist_fwd_v3.cuh"
 #include "persist_fwd_v4.cuh"
+#include "persist_fwd_v5.cuh"
 
 #include <type_traits>
 
@@ -39,8 +40,10 @@ class FwdVariant final : public Variant {
       VER == 1, FwdConfig<CELL, TW, R, NW, KPW, KREG, BC, GRID>,
       typename std::conditional<
           VER == 2, FwdConfigV2<CELL, TW, R, NW, KPW, KREG, BC, GRID>,
-          typename std::conditional<VER == 3, FwdConfigV3<CELL, TW, R, NW, KPW, KREG, BC, GRID>,
-                                    FwdConfigV4<CELL, TW, R, NW, KPW, KREG, BC, GRID>>::type>::type>::type;
+          typename std::conditional<
+              VER == 3, FwdConfigV3<CELL, TW, R, NW, KPW, KREG, BC, GRID>,
+              typename std::conditional<VER == 4, FwdConfigV4<CELL, TW, R, NW, KPW, KREG, BC, GRID>,
+                                        FwdConfigV5<CELL, TW, R, NW, KPW, KREG, BC, GRID>>::type>::type>::type>::type;
 
  public:
   std::string name() const override {
@@ -59,7 +62,8 @@ class FwdVariant final : public Variant {
     if constexpr (VER == 1) return &persist_fwd_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
     else if constexpr (VER == 2) return &persist_fwd_v2_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
     else if constexpr (VER == 3) return &persist_fwd_v3_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
-    else return &persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
+    else if constexpr (VER == 4) return &persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
+    else return &persist_fwd_v5_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
   }
   static const void* kfn() { return reinterpret_cast<const void*>(kptr()); }
 
@@ -309,6 +313,16 @@ void add_variants_v4(std::vector<std::unique_ptr<Variant>>& v) {
   v.emplace_back(new FwdVariant<4, RNN_RELU, TW, 64, 16, 64, K1024, 4, false>());  // H=1024 C=16 (U=64)
 }
 
+// v5 (persist_fwd_v5.cuh, DRAFT never run on a GPU): tensor-core matvec, 16-bit LSTM, 16 batch columns per chunk.
+template <typename TW>
+void add_variants_v5(std::vector<std::unique_ptr<Variant>>& v) {
+  if constexpr (sizeof(TW) == 2) {
+    v.emplace_back(new FwdVariant<5, LSTM, TW, 128, 16, 16, 16, 16, false>());  // H=256 C=8: 8 row tiles x 2 k
+    v.emplace_back(new FwdVariant<5, LSTM, TW, 128, 16, 32, 32, 16, false>());  // H=512 C=16
+    v.emplace_back(new FwdVariant<5, LSTM, TW, 32, 16, 64, 64, 16, true>());    // H=1024 grid 128: 2 x 8
+  }
+}
+
 // Earlier versions stay in the source (README.md has their numbers); build them with -DLAB_WITH_V1 / -DLAB_WITH_V2.
 template <typename TW>
 void add_variants(std::vector<std::unique_ptr<Variant>>& v) {
@@ -320,6 +334,9 @@ void add_variants(std::vector<std::unique_ptr<Variant>>& v) {
 #endif
   add_variants_v3<TW>(v);
   add_variants_v4<TW>(v);
+#ifdef LAB_WITH_V5
+  add_variants_v5<TW>(v);
+#endif
 }
 
 }  // namespace lab

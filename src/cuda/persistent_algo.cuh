@@ -7,10 +7,11 @@
 namespace openrnn {
 namespace cuda {
 
-// AUTO's measured rule for a problem PERSISTENT supports (dev/lab/README.md, lab v3 on an H200, T=100, one layer,
-// against cuDNN's STANDARD algorithm in the same run): PERSISTENT was faster for every H=256 row (B 1..256), and for
-// H=512/1024 up to B=64, except the 16-bit types at H=1024, where it loses from B=64 on (FFMA matvec, no tensor cores
-// yet). Elsewhere STANDARD's batched GEMMs win.
+// AUTO's measured rule for a problem PERSISTENT supports (dev/lab/README.md, lab v3 and v4 on an H200, T=100, one
+// layer, against cuDNN's STANDARD algorithm in the same run): PERSISTENT was faster for every H=256 row (B 1..256)
+// except 16-bit LSTM at B=256 (v4), and for H=512/1024 up to B=64, except the 16-bit types at H=1024, where it loses
+// from B=64 on (FFMA matvec, no tensor cores yet). Elsewhere STANDARD's batched GEMMs win. Padded hidden sizes and
+// RNN cells (not timed) stay on STANDARD under AUTO.
 bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x);
 
 }  // namespace cuda
