@@ -25,7 +25,7 @@ constexpr const char* kTrainUsage =
     "  FILE defaults to DIR/tinyshakespeare/input.txt, DIR = --data DIR, else $OPENRNN_DATA, else ~/.cache/openrnn\n"
     "  --device cpu|cuda (cpu)  --algo auto|standard|persistent (auto)  --threads N\n"
     "  --layers L (2)  --hidden H (512)  --embed C (64)  --dropout P (0.3)\n"
-    "  --steps N (4000)  --seq-len T (100)  --batch B (64)  --seed S (1)  --val-frac F (0.1)\n"
+    "  --steps N (2000)  --seq-len T (100)  --batch B (64)  --seed S (1)  --val-frac F (0.1)\n"
     "  --optim adam|rmsprop|sgd (adam)  --lr LR (0.002)  --lr-decay F (0.5)  --decay-every N (1500)  --clip NORM (5)\n"
     "  --every N (200)    report (val_loss) and checkpoint interval in steps\n"
     "  --save PATH        checkpoint (safetensors) every --every steps and at the end\n"
@@ -175,7 +175,7 @@ int cmd_char_train(const std::vector<std::string>& argv) {
   }
   // On resume, the step target and report interval default to the interrupted run's.
   const long steps = args.integer(
-      "steps", resume.empty() ? 4000 : parse_meta_long(ckpt.meta("steps", resume), "steps"), 1, 1L << 40);
+      "steps", resume.empty() ? 2000 : parse_meta_long(ckpt.meta("steps", resume), "steps"), 1, 1L << 40);
   const long every = args.integer(
       "every", resume.empty() ? 200 : parse_meta_long(ckpt.meta("every", resume), "every"), 1, 1L << 40);
   const long kill_at = args.integer("kill-at-step", 0, 0, 1L << 40);

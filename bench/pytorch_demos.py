@@ -9,7 +9,7 @@ apps/char_cmd.cpp); the LSTM is torch.nn.LSTM, run with cuDNN (default) or with 
 No network access is needed: pass the data folder (the layout of /work/shared/data, or what
 `openrnn data download` creates):
   python3 bench/pytorch_demos.py mnist --data DIR [--epochs 10] [--no-cudnn]
-  python3 bench/pytorch_demos.py char --text DIR/tinyshakespeare/input.txt [--steps 4000] [--no-cudnn]
+  python3 bench/pytorch_demos.py char --text DIR/tinyshakespeare/input.txt [--steps 2000] [--no-cudnn]
   python3 bench/pytorch_demos.py all --data DIR       # both demos, each with and without cuDNN
 """
 import argparse
@@ -242,7 +242,7 @@ def main():
     ap.add_argument("--lr-decay", type=float, default=0.75)
     ap.add_argument("--limit", type=int, default=0)
     # char (defaults of `openrnn char train`)
-    ap.add_argument("--steps", type=int, default=4000)
+    ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--every", type=int, default=200)
     ap.add_argument("--seq-len", type=int, default=100)
     ap.add_argument("--char-batch", type=int, default=64)

@@ -13,7 +13,7 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH=$bundle/lib:${LD_LIBRARY_PATH:-}
 bin=$bundle/bin/openrnn
 here=$(cd "$(dirname "$0")/../.." && pwd)
-epochs=10; steps=4000; pt_epochs=3; pt_steps=600
+epochs=10; steps=2000; pt_epochs=3; pt_steps=600
 if [ "$mode" = quick ]; then epochs=3; steps=1000; pt_epochs=2; pt_steps=400; fi
 
 OPENRNN_DATA=$data "$bundle/bin/openrnn_apps_tests" > "$out/apps_tests.log" 2>&1
