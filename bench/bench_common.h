@@ -24,6 +24,7 @@ struct Problem {
   openrnn_data_type dtype = OPENRNN_DATA_FLOAT;
   bool training = false;  // forward(TRAINING) + backward_data + backward_weights; else forward(INFERENCE)
   int B = 1, H = 1, I = 1, T = 1, L = 1, D = 1;
+  openrnn_math_mode math = OPENRNN_MATH_DEFAULT;  // openrnn only
 
   int G() const;                    // gates: LSTM 4, GRU 3, RNN 1
   int layer_input(int l) const { return l == 0 ? I : D * H; }

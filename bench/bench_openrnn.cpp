@@ -57,6 +57,7 @@ OursResult run_one(openrnn_handle_t handle, Device& dev, const Problem& p, const
   cfg.num_layers = p.L;
   cfg.bidirectional = p.D == 2;
   cfg.data_type = p.dtype;
+  cfg.math_mode = p.math;
   cfg.algo = algo;
   check(openrnn_create_rnn_desc(&desc.rnn, &cfg), "openrnn_create_rnn_desc");
   check(openrnn_create_seq_desc(&desc.x, p.dtype, OPENRNN_LAYOUT_SEQ_MAJOR, p.T, p.B, p.I, nullptr, 0.0),
@@ -159,6 +160,9 @@ std::vector<OursResult> run_openrnn(openrnn_handle_t handle, Device& dev, const 
       r.status = std::string("error: ") + e.what();
       out.push_back(std::move(r));
     }
+    // The math mode shows in the algorithm column: rows of different modes are not the same computation.
+    if (p.math == OPENRNN_MATH_ALLOW_TF32) out.back().algo += "+tf32";
+    if (p.math == OPENRNN_MATH_ALLOW_REDUCED_STATE) out.back().algo += "+reduced_state";
   }
   return out;
 }

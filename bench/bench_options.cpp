@@ -70,6 +70,10 @@ Grid (comma-separated lists; every combination is one problem):
   --bidirectional LIST     0 and/or 1 (D = 1 or 2)  [0]
   --algo auto|standard|persistent|all
                            openrnn algorithm(s); all = standard and persistent  [auto]
+  --math default|tf32|reduced_state
+                           openrnn's math mode (openrnn.h): tf32 lets float32 GEMMs use TF32; reduced_state lets
+                           float16/bfloat16 feed h rounded to 16 bits to the recurrent product, as cuDNN does.
+                           The comparators keep their own settings (cuDNN: see below)  [default]
 Comparator:
   --compare cudnn|onednn|none
                            default: cudnn with --device cuda, onednn with --device cpu
@@ -188,6 +192,11 @@ Options parse_options(int argc, char** argv) {
         else if (v == "persistent") o.algos = {OPENRNN_ALGO_PERSISTENT};
         else if (v == "all") o.algos = {OPENRNN_ALGO_STANDARD, OPENRNN_ALGO_PERSISTENT};
         else throw std::invalid_argument("'" + v + "' (auto, standard, persistent, all)");
+      } else if (a == "--math") {
+        if (v == "default") o.math = OPENRNN_MATH_DEFAULT;
+        else if (v == "tf32") o.math = OPENRNN_MATH_ALLOW_TF32;
+        else if (v == "reduced_state") o.math = OPENRNN_MATH_ALLOW_REDUCED_STATE;
+        else throw std::invalid_argument("'" + v + "' (default, tf32, reduced_state)");
       } else if (a == "--compare") {
         if (v != "cudnn" && v != "onednn" && v != "none")
           throw std::invalid_argument("'" + v + "' (cudnn, onednn, none)");

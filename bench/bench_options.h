@@ -23,6 +23,7 @@ struct Options {
   std::vector<int> layers{1};
   std::vector<int> dirs{1};
   std::vector<openrnn_algo> algos{OPENRNN_ALGO_AUTO};
+  openrnn_math_mode math = OPENRNN_MATH_DEFAULT;  // openrnn's math mode (--math)
   std::string compare;  // "cudnn", "onednn", "none"; empty = cudnn on CUDA, onednn on CPU
   std::vector<std::string> cudnn_algos;  // empty = all four
   Timing timing;

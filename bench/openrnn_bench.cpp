@@ -141,6 +141,9 @@ int run(const Options& o) {
              std::to_string(openblas_get_num_threads()) + " (openrnn sets its count before each call)" +
              " (" + openblas_get_config() + ")");
   }
+  if (o.math != OPENRNN_MATH_DEFAULT)
+    out.line(std::string("# openrnn math mode: ") +
+             (o.math == OPENRNN_MATH_ALLOW_TF32 ? "ALLOW_TF32" : "ALLOW_REDUCED_STATE") + " (--math)");
   out.line("# load average at start: " + loadavg());
   std::unique_ptr<Comparator> comp = o.compare == "none" ? nullptr : make_comparator(o, *dev, out);
   if (comp)
@@ -171,6 +174,7 @@ int run(const Options& o) {
                     auto p = std::make_unique<Problem>();
                     p->cell = cell; p->dtype = t; p->training = tr;
                     p->B = B; p->H = H; p->I = I ? I : H; p->T = T; p->L = L; p->D = D;
+                    p->math = o.math;
                     problems.push_back(std::move(p));
                   }
 

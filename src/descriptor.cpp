@@ -62,7 +62,8 @@ void validate_config(const openrnn_rnn_config& c) {
   if (c.data_type < OPENRNN_DATA_FLOAT || c.data_type > OPENRNN_DATA_BFLOAT16)
     bad_param(where + "data_type: " + std::to_string(static_cast<int>(c.data_type)) +
               " is not an openrnn_data_type value");
-  if (c.math_mode != OPENRNN_MATH_DEFAULT && c.math_mode != OPENRNN_MATH_ALLOW_TF32)
+  if (c.math_mode != OPENRNN_MATH_DEFAULT && c.math_mode != OPENRNN_MATH_ALLOW_TF32 &&
+      c.math_mode != OPENRNN_MATH_ALLOW_REDUCED_STATE)
     bad_param(where + "math_mode: " + std::to_string(static_cast<int>(c.math_mode)) +
               " is not an openrnn_math_mode value");
   if (c.algo < OPENRNN_ALGO_AUTO || c.algo > OPENRNN_ALGO_PERSISTENT)

@@ -123,7 +123,7 @@ TEST(BadInput, RnnConfigFields) {
       {"bidirectional", [](openrnn_rnn_config& c) { c.bidirectional = -1; }},
       {"bias_mode", [](openrnn_rnn_config& c) { c.bias_mode = static_cast<openrnn_bias_mode>(4); }},
       {"data_type", [](openrnn_rnn_config& c) { c.data_type = static_cast<openrnn_data_type>(4); }},
-      {"math_mode", [](openrnn_rnn_config& c) { c.math_mode = static_cast<openrnn_math_mode>(2); }},
+      {"math_mode", [](openrnn_rnn_config& c) { c.math_mode = static_cast<openrnn_math_mode>(7); }},
       {"algo", [](openrnn_rnn_config& c) { c.algo = static_cast<openrnn_algo>(3); }},
       {"cell_clip", [](openrnn_rnn_config& c) { c.cell_clip = -0.5; }},
       {"cell_clip", [](openrnn_rnn_config& c) { c.cell_clip = std::numeric_limits<double>::infinity(); }},

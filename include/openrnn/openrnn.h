@@ -106,8 +106,12 @@ typedef enum openrnn_data_type {
 } openrnn_data_type;
 
 typedef enum openrnn_math_mode {
-  OPENRNN_MATH_DEFAULT = 0,     /* strict: float32 products in float32 (no TF32) */
-  OPENRNN_MATH_ALLOW_TF32 = 1   /* float32 GEMMs may use TF32 tensor cores (GPU; ignored on CPU) */
+  OPENRNN_MATH_DEFAULT = 0,     /* strict: float32 products in float32 (no TF32); 16-bit types keep the recurrent
+                                   state float32-accurate through every product (docs/numerics.md) */
+  OPENRNN_MATH_ALLOW_TF32 = 1,  /* float32 GEMMs may use TF32 tensor cores (GPU; ignored on CPU) */
+  OPENRNN_MATH_ALLOW_REDUCED_STATE = 2 /* float16/bfloat16: the recurrent product may take h rounded to the storage
+                                   type, as cuDNN does (GPU STANDARD; c and the pointwise arithmetic stay float32).
+                                   Ignored by the CPU and PERSISTENT, and for float32/float64 (docs/numerics.md) */
 } openrnn_math_mode;
 
 typedef enum openrnn_algo {

@@ -29,6 +29,12 @@ GemmSpec gemm_spec(openrnn_data_type dt, openrnn_math_mode mm);
 void gemm_rm(cublasHandle_t h, const GemmSpec& g, bool ta, bool tb, int M, int N, int K, double alpha, const void* A,
              long long lda, const void* B, long long ldb, double beta, void* C, cudaDataType_t ctype, long long ldc);
 
+// `count` row-major GEMMs as gemm_rm, the i-th on A + i*sa, B + i*sb, C + i*sc (element strides; one cuBLAS
+// strided-batched call). Used to split one product's K range into parts summed later (see standard_forward.cu).
+void gemm_rm_batched(cublasHandle_t h, const GemmSpec& g, bool ta, bool tb, int M, int N, int K, double alpha,
+                     const void* A, long long lda, long long sa, const void* B, long long ldb, long long sb,
+                     double beta, void* C, cudaDataType_t ctype, long long ldc, long long sc, int count);
+
 // dst[i] = src ? convert(src[i]) : 0 for i < n (hx/cx into the internal state, final state into hy/cy, ...).
 template <typename Src, typename Dst>
 void convert_or_zero(const Src* src, Dst* dst, long long n, cudaStream_t s);

@@ -49,5 +49,23 @@ void gemm_rm(cublasHandle_t h, const GemmSpec& g, bool ta, bool tb, int M, int N
   }
 }
 
+void gemm_rm_batched(cublasHandle_t h, const GemmSpec& g, bool ta, bool tb, int M, int N, int K, double alpha,
+                     const void* A, long long lda, long long sa, const void* B, long long ldb, long long sb,
+                     double beta, void* C, cudaDataType_t ctype, long long ldc, long long sc, int count) {
+  if (M <= 0 || N <= 0 || count <= 0) return;
+  const cublasOperation_t opa = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opb = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (g.f64) {  // float64 operands and result: one call per part
+    for (int i = 0; i < count; ++i)
+      gemm_rm(h, g, ta, tb, M, N, K, alpha, static_cast<const double*>(A) + i * sa, lda,
+              static_cast<const double*>(B) + i * sb, ldb, beta, static_cast<double*>(C) + i * sc, ctype, ldc);
+    return;
+  }
+  const float a = static_cast<float>(alpha), b = static_cast<float>(beta);
+  OPENRNN_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, opa, opb, N, M, K, &a, B, g.ab, static_cast<int>(ldb), sb, A,
+                                                  g.ab, static_cast<int>(lda), sa, &b, C, ctype,
+                                                  static_cast<int>(ldc), sc, count, g.compute, CUBLAS_GEMM_DEFAULT));
+}
+
 }  // namespace cuda
 }  // namespace openrnn

@@ -91,10 +91,11 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     if (lens) s.f_lens = f.take(B * sizeof(int32_t));
     for (int dir = 0; dir < d.D; ++dir) {
       s.f_gx[dir] = f.take(TB * GH * d.ss);
-      s.f_gh[dir] = f.take(B * GH * d.ss);
+      // Two product parts (16-bit split state: [2B, GH], M doubled; float32 K split: [B, 2, GH]); float64: one.
+      s.f_gh[dir] = f.take(static_cast<size_t>(d.ss == 8 ? 1 : 2) * B * GH * d.ss);
       if (d.gru_rb) s.f_ghn[dir] = f.take(B * H * d.ss);
       if (d.proj) s.f_hp[dir] = f.take(B * static_cast<size_t>(d.P) * d.ss);
-      if (d.split == 2)
+      if (d.split == 2 && (d.gru_rb || d.proj))  // K-doubled operand (standard_forward.cu)
         s.f_w2[dir] = f.take((GH * 2 * Hout + (d.proj ? static_cast<size_t>(d.P) * 2 * H : 0)) * d.es);
       if (!training) {
         if (d.gru_rb) s.f_acts[dir] = f.take(B * GH * d.ss);

@@ -5,6 +5,9 @@
 #include "cuda_ops.h"
 #include "philox.h"
 #include "standard_impl.h"
+#include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <type_traits>
 
 #include "standard_fused.cuh"
@@ -15,6 +18,30 @@ namespace cuda {
 
 namespace {
 constexpr int kBlock = 256;
+
+// float32 recurrent GEMM with its K range split in two (one strided-batched call writing [B, 2, GH], summed by the
+// pointwise kernel through gh_lo). At B of 32-128 the product [B, Hout] x [Hout, GH] has too few output tiles to fill
+// the GPU's SMs; two K halves double the tiles. OPENRNN_STD_KSPLIT=0/1 (developer switch, read once) overrides the
+// rule. Measured rule: docs/performance.md.
+int ksplit_override() {
+  static const int v = [] {
+    const char* e = std::getenv("OPENRNN_STD_KSPLIT");
+    if (!e) return -1;
+    if (std::strcmp(e, "0") == 0) return 0;
+    if (std::strcmp(e, "1") == 0) return 1;
+    return -1;
+  }();
+  return v;
+}
+bool use_ksplit(const StdDims& d, openrnn_data_type dt, bool fused) {
+  if (dt != OPENRNN_DATA_FLOAT || fused || d.gru_rb || d.proj || d.Hout % 2 != 0) return false;
+  const int o = ksplit_override();
+  if (o >= 0) return o == 1;
+  // H100, 2026-11-21 (float32 inference, T=100, split vs one GEMM, µs/step): B=64 H=1024 LSTM 37.6 vs 44.6,
+  // H=2048 114.5 vs 140.3; B=256 H=1024 102.2 vs 111.0, GRU 85.2 vs 97.7; B=32 H=2048 80.6 vs 99.1; B=256
+  // H=2048 GRU 311 vs 306 (the one row it lost, within noise); H=512: B=64 19.7 vs 21.0.
+  return d.B >= 32 && d.Hout >= 512;
+}
 
 }  // namespace
 
@@ -136,10 +163,20 @@ void std_forward(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_
       const unsigned grid_h = grid_for(cB, kBlock), grid_p = grid_for(hB, kBlock);
 
       const bool fused = use_fused_fwd(d, cfg.data_type);
-      // Recurrent GEMM operands: split states multiply [W | W] (K doubled), see standard_kernels.cuh.
+      // Recurrent GEMM operands for split states (standard_kernels.cuh): LSTM without projection, GRU
+      // linear-before-reset and RNN multiply the [2B, Hout] view of the slot by W_hh (M doubled, gh_lo); GRU
+      // reset-before and projection multiply [hi | lo] by [W | W] (K doubled).
+      const bool m2 = d.split == 2 && !d.gru_rb && !d.proj;
+      const bool ks = use_ksplit(d, cfg.data_type, fused);
+      // OPENRNN_MATH_ALLOW_REDUCED_STATE (16-bit types): the product takes hi = round(h) only, M = B, as cuDNN's
+      // does. LSTM and RNN accumulate it into step t's rows of gx in place (beta = 1: no [B, GH] buffer written
+      // and read back); GRU keeps W_hn h apart from W_in x (r multiplies it), so it writes gh.
+      const bool reduced = m2 && cfg.math_mode == OPENRNN_MATH_ALLOW_REDUCED_STATE;
+      const long long gx_ldc = x_rows.row_b * GH;
+      const bool in_place = reduced && !d.gru_lbr && gx_ldc <= INT_MAX;
       const T* Wrec = Whh;
       const T* Wproj = Whr;
-      if (d.split == 2 && !fused) {
+      if (d.split == 2 && !fused && !m2) {
         T* w2 = region<T>(ws, s.f_w2[dir]);
         dup_cols(Whh, w2, GH, Hout, st);
         Wrec = w2;
@@ -185,9 +222,33 @@ void std_forward(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_
             continue;
           }
         }
-        gemm_rm(bh, g, false, true, B, GH, hs_ld, 1.0, p.hin, hs_ld, Wrec, hs_ld, 0.0, gh, tS, GH);
-        p.gh = gh;
-        p.gh_ld = GH;
+        if (in_place) {
+          S* gxt = gx + x_rows.row(t, 0) * GH;  // rows b at gxt + b * gx_ldc
+          gemm_rm(bh, g, false, true, B, GH, Hout, 1.0, p.hin, hs_ld, Whh, Hout, 1.0, gxt, tS, gx_ldc);
+          p.gh_ld = 0;
+          p.gh_lo = 0;
+          p.gh = nullptr;
+        } else if (reduced) {
+          gemm_rm(bh, g, false, true, B, GH, Hout, 1.0, p.hin, hs_ld, Whh, Hout, 0.0, gh, tS, GH);
+          p.gh_ld = GH;
+          p.gh_lo = 0;
+        } else if (m2) {
+          // gh [2B, GH]: row 2b = hi_b W_hh^T, row 2b+1 = lo_b W_hh^T.
+          gemm_rm(bh, g, false, true, 2 * B, GH, Hout, 1.0, p.hin, Hout, Whh, Hout, 0.0, gh, tS, GH);
+          p.gh_ld = 2 * GH;
+          p.gh_lo = GH;
+        } else if (ks) {
+          // gh [B, 2, GH]: part k = h[:, k*Hout/2 ..] W_hh[:, k*Hout/2 ..]^T over Hout/2 columns.
+          const int K2 = Hout / 2;
+          gemm_rm_batched(bh, g, false, true, B, GH, K2, 1.0, p.hin, hs_ld, K2, Whh, Hout, K2, 0.0, gh, tS, 2 * GH,
+                          GH, 2);
+          p.gh_ld = 2 * GH;
+          p.gh_lo = GH;
+        } else {
+          gemm_rm(bh, g, false, true, B, GH, hs_ld, 1.0, p.hin, hs_ld, Wrec, hs_ld, 0.0, gh, tS, GH);
+          p.gh_ld = GH;
+        }
+        if (!in_place) p.gh = gh;
         if (d.lstm) {
           lstm_fwd_kernel<T, S><<<grid_h, kBlock, 0, st>>>(p);
           OPENRNN_LAUNCH_CHECK("lstm_fwd_kernel");

@@ -16,8 +16,11 @@ namespace cuda {
 
 // Recurrent state of 16-bit storage types. DESIGN.md: states are carried in float32 inside a call. A float16 /
 // bfloat16 state h is kept as a pair hi = round(h), lo = round(h - hi) in storage-type rows [hi(W) | lo(W)], so the
-// recurrent GEMM still runs on tensor cores (operand [hi | lo] against [W | W], K doubled) and sees h to ~2x the
-// storage precision; y and hy get hi = round(h). float32 / float64 states are single rows (kSplit = 1).
+// recurrent GEMM still runs on tensor cores and sees h to ~2x the storage precision. LSTM (no projection), GRU
+// linear-before-reset and RNN read a state slot [B, 2W] as the matrix [2B, W] (rows hi_0, lo_0, hi_1, ...) and
+// multiply it by W_hh itself (M doubled: the weights are read once per step, as for a single-term state); the
+// pointwise kernel adds the two products (FwdStep::gh_lo). GRU reset-before and projection multiply [hi | lo] by a
+// duplicated [W | W] (K doubled); y and hy get hi = round(h). float32 / float64 states are single rows (kSplit = 1).
 template <typename T>
 struct Split {
   static constexpr int value = sizeof(T) == 2 ? 2 : 1;
@@ -51,8 +54,10 @@ struct FwdStep {
   const int32_t* lens;  // [B] or null (every sequence has length T)
   const S* gx;          // input part W_ih x of every step, rows gx_rows(t, b), width G*H
   RowMap gx_rows;
-  const S* gh;  // recurrent part of this step [B, gh_ld] (GRU reset-before part 2: W_hn (r*h), [B, H])
+  const S* gh;  // recurrent part of this step [B, gh_ld] (GRU reset-before part 2: W_hn (r*h), [B, H]); null:
+                // LSTM / RNN with the product accumulated into gx in place (reduced-state math, standard_forward.cu)
   int gh_ld;
+  int gh_lo;  // split states on the M-doubled GEMM: row b holds hi*W^T then, gh_lo further, lo*W^T (0: one term)
   const T* bih;  // [G*H] or null
   const T* bhh;  // [G*H] or null
   const T* hin;  // state before the step [B, Hout * Split] (row stride hs_ld = Hout * Split)
@@ -131,8 +136,17 @@ __global__ void lstm_fwd_kernel(const FwdStep<T, S> p) {
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= p.B * p.H) return;
   const int b = idx / p.H;
+  if (!p.gh) {  // the recurrent product was accumulated into gx (FwdStep::gh)
+    lstm_unit(p, b, idx % p.H, [](int) { return S(0); });
+    return;
+  }
   const S* gh = p.gh + (long long)b * p.gh_ld;
-  lstm_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
+  if (p.gh_lo) {
+    const int lo = p.gh_lo;
+    lstm_unit(p, b, idx % p.H, [gh, lo](int j) { return gh[j] + gh[j + lo]; });
+  } else {
+    lstm_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
+  }
 }
 
 // After the projection GEMM wrote hp = htil W_hr^T [B, P] (arithmetic type): active rows become the new state and y,
@@ -187,8 +201,17 @@ __global__ void gru_fwd_kernel(const FwdStep<T, S> p) {
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= p.B * p.H) return;
   const int b = idx / p.H;
+  if (!p.gh) {  // the recurrent product was accumulated into gx (FwdStep::gh)
+    gru_unit(p, b, idx % p.H, [](int) { return S(0); });
+    return;
+  }
   const S* gh = p.gh + (long long)b * p.gh_ld;
-  gru_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
+  if (p.gh_lo) {
+    const int lo = p.gh_lo;
+    gru_unit(p, b, idx % p.H, [gh, lo](int j) { return gh[j] + gh[j + lo]; });
+  } else {
+    gru_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
+  }
 }
 
 // GRU reset-before, first half: r, z from the [B, 2H] recurrent part; writes r*h for the W_hn GEMM. acts required.
@@ -258,8 +281,17 @@ __global__ void rnn_fwd_kernel(const FwdStep<T, S> p) {
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= p.B * p.H) return;
   const int b = idx / p.H;
+  if (!p.gh) {  // the recurrent product was accumulated into gx (FwdStep::gh)
+    rnn_unit(p, b, idx % p.H, [](int) { return S(0); });
+    return;
+  }
   const S* gh = p.gh + (long long)b * p.gh_ld;
-  rnn_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
+  if (p.gh_lo) {
+    const int lo = p.gh_lo;
+    rnn_unit(p, b, idx % p.H, [gh, lo](int j) { return gh[j] + gh[j + lo]; });
+  } else {
+    rnn_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
+  }
 }
 
 // ---- backward ------------------------------------------------------------------------------------------------------
