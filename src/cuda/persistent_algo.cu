@@ -1,7 +1,9 @@
 // PERSISTENT algorithm (CudaAlgo): per layer, one cuBLAS GEMM for the input projections of all steps and both
 // directions' W_ih, then one persistent kernel launch (persistent_fwd.cuh) running every step of both directions
-// with W_hh held on chip. Inference only in this build: training forward (reserve), backward data and the weight
-// gradients are refused by supports() with the reason, and AUTO then takes STANDARD.
+// with W_hh held on chip. Training: the same kernel also writes the STANDARD algorithm's reserve space
+// (standard_plan.h: activations, state slots, GRU's W_hn h + b_hn, layer outputs, dropped inputs), and backward data
+// and the weight gradients run STANDARD's code on it (per-step GEMMs and one large GEMM per weight); a persistent
+// backward-data kernel is not built yet.
 //
 // Hidden sizes other than the compiled 256/512/1024 run on the next compiled size Hc (persist::padded_hidden) with
 // the units [H, Hc) as exact-zero padding inside the kernel (persistent_fwd.cuh); only xproj and hg are laid out
@@ -24,6 +26,8 @@
 #include "cuda_common.cuh"
 #include "cuda_ops.h"
 #include "persistent_algo.cuh"
+#include "philox.h"
+#include "standard_plan.h"
 
 namespace openrnn {
 namespace cuda {
@@ -160,10 +164,36 @@ __global__ void bias_split_kernel(const T* bih, const T* bhh, float* bx, float* 
   bh[i] = n_gate ? b : 0.f;
 }
 
+// Training, before the launch: the reserve state slots the kernel does not write. Forward direction: slot 0 = h0
+// (c0). Reverse direction: slots len_b..T (the state entering the padding steps and the first real step) = h0; the
+// kernel writes slots 0..len_b-1. hs rows are [Hr * S] of TW (S = 2: hi/lo pairs for 16-bit types).
+template <typename T>
+__global__ void reserve_init_kernel(const float* h0, const float* c0, T* hs, float* cs, const int32_t* lens, int T_,
+                                    int B, int Hr, bool reverse) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i >= static_cast<long long>(B) * Hr) return;
+  const int b = static_cast<int>(i / Hr), u = static_cast<int>(i % Hr);
+  const int len = lens ? lens[b] : T_;
+  const int first = reverse ? len : 0, last = reverse ? T_ : 0;
+  constexpr int S = sizeof(T) == 2 ? 2 : 1;
+  const float h = h0[i];
+  for (int slot = first; slot <= last; ++slot) {
+    T* row = hs + (static_cast<size_t>(slot) * B + b) * (static_cast<size_t>(Hr) * S) + u;
+    st(row, h);  // hi = round(h) (float32: h)
+    if constexpr (S == 2) row[Hr] = from_f<T>(h - to_f(row[0]));  // lo = round(h - hi), as store_state
+    if (cs) cs[(static_cast<size_t>(slot) * B + b) * Hr + u] = c0[i];
+  }
+}
+
 template <typename T>
 void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const Choice& ch,
                    const ForwardArgs& a) {
   const Layout s = make_layout(rnn, x);
+  const bool training = a.mode == OPENRNN_FWD_TRAINING;
+  StdLayout sl;
+  if (training) sl = make_std_layout(rnn, x, true);
+  char* rs = static_cast<char*>(a.reserve);
+  auto rsv = [rs](size_t off) { return off == kAbsent ? nullptr : rs + off; };
   char* ws = static_cast<char*>(a.workspace);
   const cudaStream_t st = ctx.stream;
   ctx.bind_blas_workspace(a.workspace);
@@ -185,6 +215,22 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
     const int Il = rnn.layer_input_size(l);
     const T* in = l == 0 ? xin : reinterpret_cast<const T*>(ws + s.ybuf[(l - 1) & 1]);
     void* out = l < L - 1 ? static_cast<void*>(ws + s.ybuf[l & 1]) : (s.stage_y ? static_cast<void*>(ws + s.ys) : a.y);
+    if (training) {
+      // Layer outputs live in the reserve (STANDARD's backward reads them); with dropout, layer l reads its
+      // dropped input x_l, also kept in the reserve (same Philox mask as STANDARD: philox.h).
+      if (l > 0) {
+        const T* prev = reinterpret_cast<const T*>(rsv(sl.rsv_y[static_cast<size_t>(l - 1)]));
+        if (sl.dropout) {
+          T* xl = reinterpret_cast<T*>(rsv(sl.rsv_x[static_cast<size_t>(l)]));
+          dropout_apply(prev, xl, TB * D * H, rnn.cfg.dropout_seed, rnn.dropout_offset, l,
+                        dropout_threshold(rnn.cfg.dropout), 1.0 / (1.0 - rnn.cfg.dropout), st);
+          in = xl;
+        } else {
+          in = prev;
+        }
+      }
+      if (l < L - 1) out = rsv(sl.rsv_y[static_cast<size_t>(l)]);
+    }
     LaunchArgs la{};
     la.T = T_;
     la.B = B;
@@ -227,6 +273,17 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
       la.cn[d] = f32(s.cn[d]);
       la.hg[d] = f32(s.hg[d]);
       la.flags[d] = reinterpret_cast<unsigned*>(ws + s.flags[d]);
+      if (training) {
+        const StdReserveDir& q = sl.rsv[static_cast<size_t>(l * D + d)];
+        la.rs_acts[d] = reinterpret_cast<float*>(rsv(q.acts));
+        la.rs_hs[d] = rsv(q.hs);
+        la.rs_cs[d] = reinterpret_cast<float*>(rsv(q.cs));
+        la.rs_hn[d] = reinterpret_cast<float*>(rsv(q.hn));
+        reserve_init_kernel<T><<<grid_for(static_cast<long long>(B) * H, 256), 256, 0, st>>>(
+            f32(s.h0[d]), lstm ? f32(s.c0[d]) : nullptr, static_cast<T*>(la.rs_hs[d]), la.rs_cs[d], lens, T_, B, H,
+            d == 1);
+        OPENRNN_LAUNCH_CHECK("reserve_init_kernel");
+      }
     }
     ch.k->launch(la, ch.plan, st);
     for (int d = 0; d < D; ++d) {
@@ -254,9 +311,6 @@ class PersistentAlgo final : public CudaAlgo {
     const int H = c.hidden_size;
     if (c.data_type == OPENRNN_DATA_DOUBLE) {
       q.reason = "PERSISTENT supports float32, float16 and bfloat16; float64 runs on STANDARD";
-    } else if (mode == OPENRNN_FWD_TRAINING) {
-      q.reason = "PERSISTENT runs inference only in this build (training forward, backward data and weight gradients "
-                 "are not implemented for it); use STANDARD for training";
     } else if (c.cell == OPENRNN_CELL_GRU_RESET_BEFORE) {
       // The reset gate multiplies h before W_hn: the n rows' matvec needs r of the same step, i.e. a second matvec
       // and a second CTA-wide exchange per step; not built.
@@ -281,14 +335,17 @@ class PersistentAlgo final : public CudaAlgo {
     return q;
   }
 
-  TempSizes sizes(const Context&, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
-                  openrnn_fwd_mode) const override {
-    return TempSizes{make_layout(rnn, x).bytes, 0};
+  TempSizes sizes(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+                  openrnn_fwd_mode mode) const override {
+    const size_t own = make_layout(rnn, x).bytes;
+    if (mode != OPENRNN_FWD_TRAINING) return TempSizes{own, 0};
+    // Training: the reserve is STANDARD's (backward data and weights run its code), the workspace serves both.
+    const TempSizes st = standard_->sizes(ctx, rnn, x, mode);
+    return TempSizes{std::max(own, st.workspace), st.reserve};
   }
 
   void forward(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
                const ForwardArgs& a) override {
-    if (a.mode == OPENRNN_FWD_TRAINING) not_supported("PERSISTENT runs inference only in this build");
     const Choice ch = choose(ctx.props, rnn.cfg.cell, rnn.cfg.data_type, rnn.cfg.hidden_size, x.B, rnn.D);
     if (!ch.k) not_supported("PERSISTENT: " + ch.why);
     switch (rnn.cfg.data_type) {
@@ -299,25 +356,30 @@ class PersistentAlgo final : public CudaAlgo {
     }
   }
 
-  void backward_data(const Context&, const openrnn_rnn_desc&, const openrnn_seq_desc&,
-                     const BackwardDataArgs&) override {
-    not_supported("PERSISTENT: backward_data is not implemented in this build; use STANDARD for training");
+  // The reserve written by forward(TRAINING) above is STANDARD's, so its backward code runs on it unchanged.
+  void backward_data(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+                     const BackwardDataArgs& a) override {
+    standard_->backward_data(ctx, rnn, x, a);
   }
-  void backward_weights(const Context&, const openrnn_rnn_desc&, const openrnn_seq_desc&,
-                        const BackwardWeightsArgs&) override {
-    not_supported("PERSISTENT: backward_weights is not implemented in this build; use STANDARD for training");
+  void backward_weights(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
+                        const BackwardWeightsArgs& a) override {
+    standard_->backward_weights(ctx, rnn, x, a);
   }
+
+ private:
+  std::unique_ptr<CudaAlgo> standard_ = make_standard_algo();
 };
 
 }  // namespace
 
-bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x) {
+bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode) {
   // Only what was measured: LSTM/GRU at the compiled sizes. Padded sizes and RNN cells (correct, checked on the
   // GPU, but never timed against STANDARD) run PERSISTENT only when asked for explicitly.
   const int H = rnn.cfg.hidden_size, B = x.B;
   if (persist::padded_hidden(H) != H) return false;
   if (rnn.cfg.cell != OPENRNN_CELL_LSTM && rnn.cfg.cell != OPENRNN_CELL_GRU) return false;
   const bool w16 = rnn.cfg.data_type == OPENRNN_DATA_HALF || rnn.cfg.data_type == OPENRNN_DATA_BFLOAT16;
+  if (mode == OPENRNN_FWD_TRAINING && B >= 64 && H >= 1024) return false;
   // v4 run: 16-bit LSTM H=256 B=256 lost to cuDNN STANDARD (bf16 9.76 vs 8.95, f16 9.90 vs 8.86 µs/step).
   if (H <= 256) return !(w16 && rnn.cfg.cell == OPENRNN_CELL_LSTM && B > 64);
   if (B > 64) return false;

@@ -12,7 +12,10 @@ namespace cuda {
 // except 16-bit LSTM at B=256 (v4), and for H=512/1024 up to B=64, except the 16-bit types at H=1024, where it loses
 // from B=64 on (FFMA matvec, no tensor cores yet). Elsewhere STANDARD's batched GEMMs win. Padded hidden sizes and
 // RNN cells (not timed) stay on STANDARD under AUTO.
-bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x);
+// Training (persistent forward writing STANDARD's reserve, then STANDARD's backward; H100 2026-11-21, T=100, LSTM
+// and GRU, float32 and bfloat16, B 1/16/64, H 256/1024): PERSISTENT was faster on every row but B=64 with H=1024
+// (float32 3%, bfloat16 1.6-1.7x slower), so training adds that exclusion to the inference rule.
+bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode);
 
 }  // namespace cuda
 }  // namespace openrnn

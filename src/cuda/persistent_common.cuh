@@ -104,7 +104,22 @@ struct FwdParams {
   unsigned* flags[2];     // grid mode: v1 [C] per-CTA step flags; v2 [groups] arrival counters; zeroed before launch
   long long* prof;        // optional: clock64() stamps of CTA (0,0) thread 0 for steps 8..23, [16][8]
   float clip;             // LSTM cell clipping: c' clamped to [-clip, clip] when > 0 (v3 kernel)
+  // Training (v4 kernel; all null for inference): the STANDARD algorithm's reserve of this layer
+  // (standard_plan.h), so STANDARD's backward runs on it. Real time index rt, real hidden size Hr, GH = G*Hr.
+  float* rs_acts[2];  // [T, B, GH] activations (LSTM i f g o, GRU r z n, RNN h); 0 at padding steps
+  TW* rs_hs[2];       // [T+1, B, Hr*S] state slots, S = 2 for 16-bit TW (hi, lo pairs), 1 for float32
+  float* rs_cs[2];    // [T+1, B, Hr] LSTM cell slots
+  float* rs_hn[2];    // [T, B, Hr] GRU W_hn h + b_hn; 0 at padding steps
 };
+
+// One state value into a reserve state slot row (STANDARD's split format: hi = round(h), lo = round(h - hi) at
+// +w for 16-bit storage; float32 stores h).
+template <typename TW>
+__device__ __forceinline__ void store_state(TW* row, int w, float v) {
+  const TW hi = Store<TW>::from_f(v);
+  row[0] = hi;
+  if constexpr (sizeof(TW) == 2) row[w] = Store<TW>::from_f(v - Store<TW>::to_f(hi));
+}
 
 // ---- cluster primitives -----------------------------------------------------------------------------------------
 __device__ __forceinline__ void cluster_arrive_release() {

@@ -78,7 +78,8 @@ struct FwdConfigV4 {
   }
 };
 
-template <int CELL, typename TW, int R, int NW, int KPW, int KREG, int BC, bool GRID>
+// TRAIN: also write STANDARD's reserve (FwdParams::rs_*); a separate instantiation, so inference carries no trace.
+template <int CELL, typename TW, int R, int NW, int KPW, int KREG, int BC, bool GRID, bool TRAIN = false>
 __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdParams<TW> p) {
   using Cfg = FwdConfigV4<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
   using S = Store<TW>;
@@ -326,9 +327,10 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
         const bool valid = t < len;
         const int te = reverse ? len - 1 - t : t;
         float hnew = hprev;
+        float cnew = 0.f, gn = 0.f;  // LSTM c_t, GRU n (kept for the training reserve)
         if (CELL == LSTM) {
           const float cprev = cs[(cbuf * rows_pad + b) * U + pu];
-          float cnew = cprev;
+          cnew = cprev;
           if (valid) {
             cnew = gd[U + pu] * cprev + gd[pu] * gd[2 * U + pu];
             if (p.clip > 0.f) cnew = fminf(fmaxf(cnew, -p.clip), p.clip);
@@ -343,6 +345,7 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
           if (valid) {
             const float r = gd[pu], z = gd[U + pu];
             const float n = fast_tanh(gd[2 * U + pu] + r * gd[R + pu]);
+            gn = n;
             hnew = (1.f - z) * n + z * hprev;
           }
         } else {
@@ -354,6 +357,31 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
           if (p_live) {
             p.y[(size_t(yt) * B + b0 + b) * (p.D * Hr) + dir * Hr + u0 + pu] = S::from_f(valid ? hnew : 0.f);
             if (t == T - 1) p.hn[dir][size_t(b0 + b) * Hr + u0 + pu] = hnew;
+            if constexpr (TRAIN) {
+              // Training: this step's entries of STANDARD's reserve, at real time rt (padding steps: zeros, and
+              // the carried state in the forward direction's slot; the reverse direction's slots len..T were
+              // filled with h0 / c0 before the launch, persistent_algo.cu).
+              const int rt = valid ? te : t;
+              const size_t row = size_t(rt) * B + b0 + b;
+              float* ap = p.rs_acts[dir] + row * (G * Hr) + u0 + pu;
+              if (CELL == LSTM) {
+#pragma unroll
+                for (int k = 0; k < 4; ++k) ap[k * Hr] = valid ? gd[k * U + pu] : 0.f;
+              } else if (CELL == GRU) {
+                ap[0] = valid ? gd[pu] : 0.f;
+                ap[Hr] = valid ? gd[U + pu] : 0.f;
+                ap[2 * Hr] = valid ? gn : 0.f;
+                p.rs_hn[dir][row * Hr + u0 + pu] = valid ? gd[R + pu] : 0.f;
+              } else {
+                ap[0] = valid ? hnew : 0.f;
+              }
+              const int slot = !reverse ? t + 1 : (valid ? te : -1);
+              if (slot >= 0) {
+                const size_t srow = size_t(slot) * B + b0 + b;
+                store_state(p.rs_hs[dir] + srow * (Hr * (sizeof(TW) == 2 ? 2 : 1)) + u0 + pu, Hr, hnew);
+                if (CELL == LSTM) p.rs_cs[dir][srow * Hr + u0 + pu] = cnew;
+              }
+            }
           }
           if (GRID) hg[size_t((t + 1) & 1) * B * H + size_t(b0 + b) * H + u0 + pu] = hnew;
         }

@@ -2,6 +2,7 @@
 // launch (cluster launch, or cooperative launch in grid mode). Included by persistent_{f32,bf16,f16}.cu only.
 #pragma once
 
+#include <climits>
 #include <cstdio>
 
 #include "cuda_common.cuh"
@@ -30,8 +31,12 @@ struct DTypeOf<__half> {
 template <int CELL, typename TW, int R, int NW, int KPW, int KREG, int BC, bool GRID>
 class KernelImpl final : public Kernel {
   using Cfg = FwdConfigV4<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
-  static const void* kfn() {
-    return reinterpret_cast<const void*>(&persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID>);
+  // TRAIN = true: the instantiation that also writes the training reserve; the inference one carries none of that
+  // code (it cost 1.7% on geometric mean, 11% at LSTM B=1 H=256, as a runtime branch: docs/performance.md).
+  // Planning sets attributes on, and takes the occupancy of, both.
+  static const void* kfn(bool train) {
+    return train ? reinterpret_cast<const void*>(&persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID, true>)
+                 : reinterpret_cast<const void*>(&persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID, false>);
   }
 
  public:
@@ -57,13 +62,18 @@ class KernelImpl final : public Kernel {
     char msg[320];
     const double wmb = double(Cfg::G) * Cfg::H * Cfg::H * sizeof(TW) / (1 << 20);
     if (GRID) {
-      int per_sm = 0;
-      if (cudaFuncSetAttribute(kfn(), cudaFuncAttributeMaxDynamicSharedMemorySize, int(limit)) != cudaSuccess ||
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn(), Cfg::NT, Cfg::smem_bytes(BC, BC)) !=
-              cudaSuccess) {
-        cudaGetLastError();
-        pl.why = "occupancy query failed";
-        return pl;
+      int per_sm = INT_MAX;
+      for (bool train : {false, true}) {
+        int n = 0;
+        if (cudaFuncSetAttribute(kfn(train), cudaFuncAttributeMaxDynamicSharedMemorySize, int(limit)) !=
+                cudaSuccess ||
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kfn(train), Cfg::NT, Cfg::smem_bytes(BC, BC)) !=
+                cudaSuccess) {
+          cudaGetLastError();
+          pl.why = "occupancy query failed";
+          return pl;
+        }
+        per_sm = n < per_sm ? n : per_sm;
       }
       const int capacity = per_sm * prop.multiProcessorCount;
       if (pl.C * D > capacity) {
@@ -103,12 +113,15 @@ class KernelImpl final : public Kernel {
       return pl;
     }
     const size_t smem_max = Cfg::smem_bytes(bt_max, bt_max);
-    if ((pl.C > 8 && cudaFuncSetAttribute(kfn(), cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) ||
-        cudaFuncSetAttribute(kfn(), cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_max)) != cudaSuccess) {
-      cudaGetLastError();
-      pl.why = "cluster attributes refused by the device";
-      return pl;
-    }
+    for (bool train : {false, true})
+      if ((pl.C > 8 &&
+           cudaFuncSetAttribute(kfn(train), cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) ||
+          cudaFuncSetAttribute(kfn(train), cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_max)) !=
+              cudaSuccess) {
+        cudaGetLastError();
+        pl.why = "cluster attributes refused by the device";
+        return pl;
+      }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(pl.C, 1, 1);
     cfg.blockDim = dim3(Cfg::NT, 1, 1);
@@ -120,8 +133,14 @@ class KernelImpl final : public Kernel {
     at[0].val.clusterDim.z = 1;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    int clusters = 0;
-    const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kfn(), &cfg);
+    int clusters = INT_MAX;
+    cudaError_t e = cudaSuccess;
+    for (bool train : {false, true}) {
+      int n = 0;
+      const cudaError_t ei = cudaOccupancyMaxActiveClusters(&n, kfn(train), &cfg);
+      if (ei != cudaSuccess) e = ei;
+      clusters = n < clusters ? n : clusters;
+    }
     if (e != cudaSuccess || clusters < 1) {
       cudaGetLastError();
       snprintf(msg, sizeof msg,
@@ -166,6 +185,10 @@ class KernelImpl final : public Kernel {
       p.cn[i] = a.cn[i];
       p.hg[i] = a.hg[i];
       p.flags[i] = a.flags[i];
+      p.rs_acts[i] = a.rs_acts[i];
+      p.rs_hs[i] = static_cast<TW*>(a.rs_hs[i]);
+      p.rs_cs[i] = a.rs_cs[i];
+      p.rs_hn[i] = a.rs_hn[i];
     }
     cudaLaunchConfig_t cfg = {};
     cfg.blockDim = dim3(Cfg::NT, 1, 1);
@@ -187,7 +210,12 @@ class KernelImpl final : public Kernel {
     }
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID>, p));
+    if (a.rs_acts[0])
+      OPENRNN_CUDA_CHECK(
+          cudaLaunchKernelEx(&cfg, persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID, true>, p));
+    else
+      OPENRNN_CUDA_CHECK(
+          cudaLaunchKernelEx(&cfg, persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID, false>, p));
   }
 };
 

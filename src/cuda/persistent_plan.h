@@ -40,6 +40,11 @@ struct LaunchArgs {
   float* hg[2];           // grid mode: [2, B, H] float32 (compiled H)
   unsigned* flags[2];     // grid mode: [kMaxGroups] counters (zeroed by launch)
   float clip;
+  // Training: STANDARD's reserve of this layer (persistent_common.cuh, FwdParams); null for inference.
+  float* rs_acts[2] = {nullptr, nullptr};
+  void* rs_hs[2] = {nullptr, nullptr};
+  float* rs_cs[2] = {nullptr, nullptr};
+  float* rs_hn[2] = {nullptr, nullptr};
 };
 constexpr int kMaxGroups = 256;
 // The compiled hidden size a problem of hidden size H runs on (0: none, H > 1024).
