@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the GPU bundle here and packs it for the GPU machine (no building there).
 #
-# usage: tools/make-bundle.sh [--data mnist,tinyshakespeare,...] [--jobs N] [--no-build]
+# usage: tools/make-bundle.sh [--data mnist,tinyshakespeare,...] [--jobs N] [--no-build] [--no-cli]
 #   configures and builds build-gpu/ (-DOPENRNN_CUDA=ON -DOPENRNN_BENCH_ONEDNN=OFF, Release), then copies
 #   openrnn_tests, openrnn-bench and the openrnn CLI (those that were built) and libopenrnn.so with the shared
 #   libraries the GPU image lacks (/work/shared/tools/device-bundle) into .bundle/ at the repository root.
 #   libopenblas.so.0 (the GPU machine has its own) and any libdnnl are removed. --data copies the named folders of
-#   $OPENRNN_DATA_SRC (default /work/shared/data) into .bundle/data/ (optional; mnist is 12 MB).
+#   $OPENRNN_DATA_SRC (default /work/shared/data) into .bundle/data/ (optional; mnist is 12 MB). --no-cli leaves the
+#   openrnn CLI out (it links the library statically: ~30 MB, which with the shared library passes the limit below).
 # On the GPU machine:  bash tools/gpu-suite.sh   (it finds .bundle/ by itself), or by hand:
 #   LD_LIBRARY_PATH=$PWD/.bundle/lib:$LD_LIBRARY_PATH .bundle/bin/openrnn_tests
 # The bundle must stay well under the 64 MiB a device call carries: the script fails above 56 MiB.
@@ -18,12 +19,14 @@ out=$root/.bundle
 jobs=2
 data=""
 do_build=1
+cli=1
 while [ $# -gt 0 ]; do
   case $1 in
     --data) data=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --no-cli) cli=0; shift ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "make-bundle: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -48,7 +51,7 @@ lib=$(ls "$build"/src/libopenrnn.so.* 2>/dev/null | head -1 || true)
 [ -x "$build/tests/openrnn_tests" ] || { echo "make-bundle: $build/tests/openrnn_tests missing" >&2; exit 1; }
 files+=("$build/tests/openrnn_tests" "$lib")
 [ -x "$build/bench/openrnn-bench" ] && files+=("$build/bench/openrnn-bench")
-[ -x "$build/apps/openrnn" ] && files+=("$build/apps/openrnn")
+[ $cli = 1 ] && [ -x "$build/apps/openrnn" ] && files+=("$build/apps/openrnn")
 
 rm -rf "$out"
 "$bundler" "$out" "${files[@]}"

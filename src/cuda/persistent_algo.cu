@@ -2,8 +2,9 @@
 // directions' W_ih, then one persistent kernel launch (persistent_fwd.cuh) running every step of both directions
 // with W_hh held on chip. Training: the same kernel also writes the STANDARD algorithm's reserve space
 // (standard_plan.h: activations, state slots, GRU's W_hn h + b_hn, layer outputs, dropped inputs), and backward data
-// and the weight gradients run STANDARD's code on it (per-step GEMMs and one large GEMM per weight); a persistent
-// backward-data kernel is not built yet.
+// runs STANDARD's backward_data with the per-step loop of each layer replaced by one persistent backward kernel
+// launch (persistent_bwd.cuh; where no configuration takes the problem in one wave of clusters, STANDARD's own
+// loop runs); the weight gradients are STANDARD's large GEMMs.
 //
 // Hidden sizes other than the compiled 256/512/1024 run on the next compiled size Hc (persist::padded_hidden) with
 // the units [H, Hc) as exact-zero padding inside the kernel (persistent_fwd.cuh); only xproj and hg are laid out
@@ -15,6 +16,8 @@
 // sequence-major T [T, B, I] (batch-major input) | y staged T [T, B, D*H] (batch-major output or padding fill != 0).
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -27,12 +30,14 @@
 #include "cuda_ops.h"
 #include "persistent_algo.cuh"
 #include "philox.h"
+#include "standard_impl.h"
 #include "standard_plan.h"
 
 namespace openrnn {
 namespace cuda {
 namespace {
 
+using persist::BwdKernel;
 using persist::Kernel;
 using persist::LaunchArgs;
 using persist::Plan;
@@ -98,6 +103,108 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   if (cand.empty()) ch.why = "no compiled configuration";
   return ch;
 }
+
+const std::vector<std::unique_ptr<BwdKernel>>& all_bwd_kernels() {
+  static const std::vector<std::unique_ptr<BwdKernel>> k = [] {
+    std::vector<std::unique_ptr<BwdKernel>> v;
+    persist::add_bwd_kernels_f32(v);
+    persist::add_bwd_kernels_bf16(v);
+    persist::add_bwd_kernels_f16(v);
+    return v;
+  }();
+  return k;
+}
+
+// OPENRNN_PERSIST_BWD=0 (developer switch, read once): backward data runs STANDARD's per-step loop (A/B timing).
+bool persist_bwd_disabled() {
+  static const bool off = [] {
+    const char* e = std::getenv("OPENRNN_PERSIST_BWD");
+    return e && std::strcmp(e, "0") == 0;
+  }();
+  return off;
+}
+
+struct BwdChoice {
+  const BwdKernel* k = nullptr;
+  Plan plan;
+};
+
+// The backward kernel for a problem, or none (STANDARD's loop runs): B <= 4 takes the one-column chunk, larger B
+// the widest; the plan must run every batch tile of both directions at once (one wave of clusters). Measured
+// (docs/performance.md, "PERSISTENT backward data"): at B = 64 with H = 512 the kernel lost to STANDARD's loop
+// (bfloat16 LSTM 24.5 vs 21.4, GRU 20.2 vs 18.4 us/step of training), so B > 16 at H >= 512 keeps the loop.
+BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type dt, int H_, int B, int D) {
+  BwdChoice ch;
+  if (persist_bwd_disabled()) return ch;
+  const int H = persist::padded_hidden(H_);
+  if (B > 16 && H >= 512) return ch;
+  std::vector<const BwdKernel*> cand;
+  for (const auto& k : all_bwd_kernels())
+    if (k->cell() == cell && k->dtype() == dt && k->H() == H) cand.push_back(k.get());
+  std::stable_sort(cand.begin(), cand.end(), [B](const BwdKernel* a, const BwdKernel* b) {
+    return B <= 4 ? a->bc() < b->bc() : a->bc() > b->bc();
+  });
+  static std::mutex mu;
+  static std::map<std::tuple<int, const BwdKernel*, int, int>, Plan> cache;
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
+  for (const BwdKernel* k : cand) {
+    Plan pl;
+    {
+      const auto key = std::make_tuple(dev, k, B, D);
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = cache.find(key);
+      if (it == cache.end()) it = cache.emplace(key, k->plan(prop, B, D)).first;
+      pl = it->second;
+    }
+    if (pl.ok && pl.waves == 1) {
+      ch.k = k;
+      ch.plan = pl;
+      return ch;
+    }
+  }
+  return ch;
+}
+
+// STANDARD's backward_data with each layer's recurrence run by the chosen persistent backward kernel.
+class PersistentRecurrence final : public BwdRecurrence {
+ public:
+  explicit PersistentRecurrence(const BwdChoice& ch) : ch_(ch) {}
+  void run(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const StdLayout& s,
+           const BwdLayer& b) const override {
+    const StdDims& d = s.d;
+    persist::BwdLaunchArgs la{};
+    la.T = d.T;
+    la.B = d.B;
+    la.Hr = d.H;
+    la.D = d.D;
+    la.dy = b.dy;
+    la.dy_rt = b.dy_rows.row_t;
+    la.dy_rb = b.dy_rows.row_b;
+    la.dy_width = b.dy_width;
+    la.lengths = b.lens;
+    la.clip = d.lstm ? static_cast<float>(rnn.cfg.cell_clip) : 0.f;
+    for (int dir = 0; dir < d.D; ++dir) {
+      const StdReserveDir& q = *b.rsv[dir];
+      la.whh[dir] = b.whh[dir];
+      la.acts[dir] = region<float>(b.reserve, q.acts);
+      la.hs[dir] = region<char>(b.reserve, q.hs);
+      la.cs[dir] = region<float>(b.reserve, q.cs);
+      la.hn[dir] = region<float>(b.reserve, q.hn);
+      la.dG[dir] = region<char>(b.reserve, q.dG);
+      la.dGh[dir] = region<char>(b.reserve, q.dGh);
+      la.dhy[dir] = b.dhy[dir];
+      la.dcy[dir] = b.dcy[dir];
+      la.dhx[dir] = b.dhx[dir];
+      la.dcx[dir] = b.dcx[dir];
+    }
+    (void)x;
+    ch_.k->launch(la, ch_.plan, ctx.stream);
+  }
+
+ private:
+  BwdChoice ch_;
+};
 
 struct Layout {
   int T, B, I, H, Hc, G, L, D;
@@ -356,10 +463,20 @@ class PersistentAlgo final : public CudaAlgo {
     }
   }
 
-  // The reserve written by forward(TRAINING) above is STANDARD's, so its backward code runs on it unchanged.
+  // The reserve written by forward(TRAINING) is STANDARD's: its backward_data runs, each layer's recurrence in the
+  // persistent backward kernel where one takes the problem.
   void backward_data(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
                      const BackwardDataArgs& a) override {
-    standard_->backward_data(ctx, rnn, x, a);
+    const BwdChoice ch = choose_bwd(ctx.props, rnn.cfg.cell, rnn.cfg.data_type, rnn.cfg.hidden_size, x.B, rnn.D);
+    if (!ch.k) return standard_->backward_data(ctx, rnn, x, a);
+    const StdLayout s = make_std_layout(rnn, x, true);
+    const PersistentRecurrence rec(ch);
+    switch (rnn.cfg.data_type) {
+      case OPENRNN_DATA_FLOAT: return std_backward_data<float>(ctx, rnn, x, s, a, &rec);
+      case OPENRNN_DATA_HALF: return std_backward_data<__half>(ctx, rnn, x, s, a, &rec);
+      case OPENRNN_DATA_BFLOAT16: return std_backward_data<__nv_bfloat16>(ctx, rnn, x, s, a, &rec);
+      default: return standard_->backward_data(ctx, rnn, x, a);
+    }
   }
   void backward_weights(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
                         const BackwardWeightsArgs& a) override {
@@ -380,8 +497,11 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   if (rnn.cfg.cell != OPENRNN_CELL_LSTM && rnn.cfg.cell != OPENRNN_CELL_GRU) return false;
   const bool w16 = rnn.cfg.data_type == OPENRNN_DATA_HALF || rnn.cfg.data_type == OPENRNN_DATA_BFLOAT16;
   if (mode == OPENRNN_FWD_TRAINING && B >= 64 && H >= 1024) return false;
-  // v4 run: 16-bit LSTM H=256 B=256 lost to cuDNN STANDARD (bf16 9.76 vs 8.95, f16 9.90 vs 8.86 µs/step).
-  if (H <= 256) return !(w16 && rnn.cfg.cell == OPENRNN_CELL_LSTM && B > 64);
+  // v4 run: 16-bit LSTM H=256 B=256 lost to cuDNN STANDARD (bf16 9.76 vs 8.95, f16 9.90 vs 8.86 µs/step). Training
+  // with the persistent backward (H200 grid, docs/performance.md): 16-bit GRU H=256 B=256 lost to STANDARD too
+  // (bf16 22.2 vs 19.6, f16 22.0 vs 18.7 µs/step).
+  if (H <= 256)
+    return !(w16 && B > 64 && (rnn.cfg.cell == OPENRNN_CELL_LSTM || mode == OPENRNN_FWD_TRAINING));
   if (B > 64) return false;
   return !(w16 && H >= 1024 && B > 16);
 }

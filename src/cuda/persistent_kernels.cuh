@@ -28,6 +28,74 @@ struct DTypeOf<__half> {
   static constexpr openrnn_data_type v = OPENRNN_DATA_HALF;
 };
 
+// Cluster-mode plan, shared by the forward and backward kernels: the largest batch tile (a multiple of BC, at most
+// 256) whose shared memory (smem(bt)) fits, the cluster occupancy of every kernel in fns at that size (the smallest
+// counts), then the tile that spreads B over the clusters each of the D directions gets. waves > 1: the tiles do
+// not all run at once (extra clusters wait for free SMs; correct, never deadlocked, but slower).
+template <typename SmemFn>
+Plan plan_cluster(const cudaDeviceProp& prop, int B, int D, int C, int BC, int NT, const void* const* fns, int nf,
+                  SmemFn smem, int H, double wmb) {
+  Plan pl;
+  pl.C = C;
+  char msg[320];
+  const size_t limit = prop.sharedMemPerBlockOptin;
+  int bt_max = 0;
+  for (int bt = BC; bt <= 256; bt += BC)
+    if (smem(bt) <= limit) bt_max = bt;
+  if (bt_max == 0) {
+    snprintf(msg, sizeof msg, "H=%d: the W_hh slice and exchange buffers need %zu B of shared memory per CTA, this "
+             "GPU allows %zu", H, smem(BC), limit);
+    pl.why = msg;
+    return pl;
+  }
+  const size_t smem_max = smem(bt_max);
+  for (int i = 0; i < nf; ++i)
+    if ((C > 8 && cudaFuncSetAttribute(fns[i], cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) ||
+        cudaFuncSetAttribute(fns[i], cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_max)) != cudaSuccess) {
+      cudaGetLastError();
+      pl.why = "cluster attributes refused by the device";
+      return pl;
+    }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(C, 1, 1);
+  cfg.blockDim = dim3(NT, 1, 1);
+  cfg.dynamicSmemBytes = smem_max;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = C;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  int clusters = INT_MAX;
+  cudaError_t e = cudaSuccess;
+  for (int i = 0; i < nf; ++i) {
+    int n = 0;
+    const cudaError_t ei = cudaOccupancyMaxActiveClusters(&n, fns[i], &cfg);
+    if (ei != cudaSuccess) e = ei;
+    clusters = n < clusters ? n : clusters;
+  }
+  if (e != cudaSuccess || clusters < 1) {
+    cudaGetLastError();
+    snprintf(msg, sizeof msg,
+             "H=%d: W_hh (%.1f MB per direction) needs a cluster of %d CTAs with %zu B of shared memory each, which "
+             "this GPU cannot schedule",
+             H, wmb, C, smem_max);
+    pl.why = msg;
+    return pl;
+  }
+  const int tiles = clusters / D > 0 ? clusters / D : 1;
+  int bt = (B + tiles - 1) / tiles;
+  bt = (bt + BC - 1) / BC * BC;
+  if (bt > bt_max) bt = bt_max;
+  pl.BT = bt;
+  pl.groups = (B + bt - 1) / bt;
+  pl.waves = (pl.groups + tiles - 1) / tiles;
+  pl.smem = smem(bt);
+  pl.ok = true;
+  return pl;
+}
+
 template <int CELL, typename TW, int R, int NW, int KPW, int KREG, int BC, bool GRID>
 class KernelImpl final : public Kernel {
   using Cfg = FwdConfigV4<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
@@ -103,62 +171,9 @@ class KernelImpl final : public Kernel {
       pl.ok = true;
       return pl;
     }
-    int bt_max = 0;
-    for (int bt = BC; bt <= 256; bt += BC)
-      if (Cfg::smem_bytes(bt, bt) <= limit) bt_max = bt;
-    if (bt_max == 0) {
-      snprintf(msg, sizeof msg, "H=%d: the W_hh slice and h buffers need %zu B of shared memory per CTA, this GPU "
-               "allows %zu", Cfg::H, Cfg::smem_bytes(BC, BC), limit);
-      pl.why = msg;
-      return pl;
-    }
-    const size_t smem_max = Cfg::smem_bytes(bt_max, bt_max);
-    for (bool train : {false, true})
-      if ((pl.C > 8 &&
-           cudaFuncSetAttribute(kfn(train), cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) ||
-          cudaFuncSetAttribute(kfn(train), cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_max)) !=
-              cudaSuccess) {
-        cudaGetLastError();
-        pl.why = "cluster attributes refused by the device";
-        return pl;
-      }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(pl.C, 1, 1);
-    cfg.blockDim = dim3(Cfg::NT, 1, 1);
-    cfg.dynamicSmemBytes = smem_max;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = pl.C;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    int clusters = INT_MAX;
-    cudaError_t e = cudaSuccess;
-    for (bool train : {false, true}) {
-      int n = 0;
-      const cudaError_t ei = cudaOccupancyMaxActiveClusters(&n, kfn(train), &cfg);
-      if (ei != cudaSuccess) e = ei;
-      clusters = n < clusters ? n : clusters;
-    }
-    if (e != cudaSuccess || clusters < 1) {
-      cudaGetLastError();
-      snprintf(msg, sizeof msg,
-               "H=%d: W_hh (%.1f MB per direction) needs a cluster of %d CTAs with %zu B of shared memory each, which "
-               "this GPU cannot schedule",
-               Cfg::H, wmb, pl.C, smem_max);
-      pl.why = msg;
-      return pl;
-    }
-    const int tiles = clusters / D > 0 ? clusters / D : 1;
-    int bt = (B + tiles - 1) / tiles;
-    bt = (bt + BC - 1) / BC * BC;
-    if (bt > bt_max) bt = bt_max;
-    pl.BT = bt;
-    pl.groups = (B + bt - 1) / bt;
-    pl.smem = Cfg::smem_bytes(bt, bt);
-    pl.ok = true;
-    return pl;
+    const void* fns[2] = {kfn(false), kfn(true)};
+    return plan_cluster(prop, B, D, pl.C, BC, Cfg::NT, fns, 2, [](int bt) { return Cfg::smem_bytes(bt, bt); }, Cfg::H,
+                        wmb);
   }
 
   void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {

@@ -7,6 +7,9 @@
 //   cluster mode, 16 CTAs (non-portable size): ~4 MB -> LSTM H=512 float32 (4 MB: 128 KB registers + 128 KB shared
 //   per CTA), any 16-bit LSTM/GRU up to H=512; cluster of 8: H=256.
 //   grid mode, U=8 units per CTA: H=1024 needs 128 CTAs (LSTM float32 16 MB: 64 KB registers + 64 KB shared each).
+// Backward data (persistent_bwd.cuh) holds the transposed slice W_hh^T [U, G*H] per CTA: the same values per CTA as
+// the forward's cluster mode, plus a [rows][G*H] float32 exchange buffer per batch tile (G times the forward's), so its
+// batch tiles are smaller; H = 1024 LSTM/GRU have no backward configuration (STANDARD's loop runs).
 // Compiled hidden sizes: 256, 512, 1024 (one configuration set per H); any other H <= 1024 runs on the next compiled
 // size with the units past H as exact-zero padding (padded_hidden(); persistent_fwd.cuh says why they stay 0). A
 // plan that does not fit (shared memory per CTA, co-resident CTAs) is refused with the reason in words.
@@ -54,6 +57,7 @@ struct Plan {
   bool ok = false;
   std::string why;  // when !ok
   int C = 0, BT = 0, groups = 0;
+  int waves = 1;  // cluster mode: rounds of clusters needed to run every batch tile (1: all at once)
   size_t smem = 0;
 };
 
@@ -70,9 +74,46 @@ class Kernel {
   virtual void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const = 0;
 };
 
+// Backward data (persistent_bwd.cuh): the recurrence of one layer, both directions, into STANDARD's reserve.
+// TW = the storage type; everything per direction [dir]; Hr = the problem's hidden size.
+struct BwdLaunchArgs {
+  int T, B, Hr, D;
+  const void* whh[2];     // [G*Hr, Hr] TW
+  const float* acts[2];   // reserve (standard_plan.h)
+  const void* hs[2];
+  const float* cs[2];
+  const float* hn[2];
+  const void* dy;         // TW, row dy_rt*t + dy_rb*b of width dy_width, direction d at column d*Hr
+  long long dy_rt, dy_rb;
+  int dy_width;
+  void* dG[2];            // reserve, TW
+  void* dGh[2];
+  const void* dhy[2];     // [B, Hr] TW or null
+  const void* dcy[2];
+  void* dhx[2];
+  void* dcx[2];
+  const int* lengths;
+  float clip;
+};
+
+class BwdKernel {
+ public:
+  virtual ~BwdKernel() = default;
+  virtual openrnn_cell cell() const = 0;
+  virtual openrnn_data_type dtype() const = 0;
+  virtual int H() const = 0;
+  virtual int bc() const = 0;
+  virtual std::string name() const = 0;
+  virtual Plan plan(const cudaDeviceProp& prop, int B, int D) const = 0;
+  virtual void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const = 0;
+};
+
 void add_kernels_f32(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_bf16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_f16(std::vector<std::unique_ptr<Kernel>>& k);
+void add_bwd_kernels_f32(std::vector<std::unique_ptr<BwdKernel>>& k);
+void add_bwd_kernels_bf16(std::vector<std::unique_ptr<BwdKernel>>& k);
+void add_bwd_kernels_f16(std::vector<std::unique_ptr<BwdKernel>>& k);
 
 }  // namespace persist
 }  // namespace cuda

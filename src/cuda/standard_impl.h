@@ -3,6 +3,7 @@
 
 #include "backend.h"
 #include "cuda_backend.h"
+#include "cuda_ops.h"
 #include "standard_plan.h"
 
 namespace openrnn {
@@ -21,9 +22,33 @@ inline const P* region(const void* base, size_t off) {
 template <typename T>
 void std_forward(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const StdLayout& s,
                  const ForwardArgs& a);
+// The recurrence of one layer's backward_data (both directions), run by another algorithm in place of STANDARD's
+// per-step loop: PERSISTENT's kernel (persistent_bwd.cuh). It must leave what the loop leaves: dG (and GRU's dGh)
+// of every step in the reserve, zeros at padding steps, and the layer's dhx / dcx where given. Pointers per
+// direction [dir]; storage type T behind the void pointers.
+struct BwdLayer {
+  int l;
+  const int32_t* lens;                // [B] device or null
+  const void* dy;                     // rows dy_rows(t, b) of width dy_width, direction d at column d*Hout
+  RowMap dy_rows;
+  int dy_width;
+  const void* whh[2];
+  const StdReserveDir* rsv[2];        // offsets into reserve
+  void* reserve;
+  const void* dhy[2], *dcy[2];        // [B, H] or null
+  void* dhx[2], *dcx[2];
+};
+class BwdRecurrence {
+ public:
+  virtual ~BwdRecurrence() = default;
+  virtual void run(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const StdLayout& s,
+                   const BwdLayer& b) const = 0;
+};
+
+// rec: null = STANDARD's own per-step loop.
 template <typename T>
 void std_backward_data(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
-                       const StdLayout& s, const BackwardDataArgs& a);
+                       const StdLayout& s, const BackwardDataArgs& a, const BwdRecurrence* rec = nullptr);
 // backward_weights from the STANDARD reserve layout (any storage type; dispatches on rnn's data type). Reusable by
 // another algorithm whose forward(TRAINING) + backward_data leave the reserve in this layout.
 void run_wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const StdLayout& s,

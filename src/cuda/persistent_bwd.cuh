@@ -1,0 +1,331 @@
+// PERSISTENT backward-data kernel: one launch runs the whole recurrence of backward_data for one layer, both
+// directions when D = 2 (blockIdx.y), with W_hh held on chip for all T steps. It replaces STANDARD's per-step loop
+// (standard_backward.cu: pointwise backward + dG W_hh per step) and leaves the same results in STANDARD's reserve:
+// dG (and GRU's dGh) of every step, so STANDARD's dX GEMMs and weight-gradient GEMMs run on them unchanged.
+//
+// The transposed problem of the forward kernel (persistent_fwd.cuh). Per step, per sequence b:
+//   dh_tot[u] = carried[u] + sum_j W_hh[j][u] dGrec_prev[j]    (j over all G*H gate rows; dGrec_prev = the
+//               recurrent-side pre-activation gradient of the step processed before, 0 at the first)
+//   active step: cell backward with dh = dh_tot + dy[t][u] -> dG[g*H + u] (input side), dGrec, dc, carried
+//   inactive step (t >= len): carried = dh_tot, dc unchanged, dG = dGrec = 0.
+// carried is the part of dh_prev that does not go through W_hh: 0 for LSTM and RNN, z * dh for GRU, everything on
+// an inactive step. Processing order is the reverse of the forward's: real time t = T-1 .. 0 for direction 0,
+// t = 0 .. T-1 for direction 1 (which ran t = T-1 .. 0 forward), as STANDARD's backward.
+//
+// Decomposition. A group (one thread-block cluster of C CTAs) owns a batch tile of BT sequences. CTA `rank` owns the
+// U = H/C units [rank*U, (rank+1)*U): it holds the columns u of W_hh for every one of the K = G*H gate rows (W_hh^T
+// [U, K], the same number of values as the forward's row slice) and runs the cell backward of its units, so dc and
+// carried stay local. Warp w owns the j-range [w*KPW, (w+1)*KPW) of K (split-K over NW = 16 warps), lane l owns the
+// units {l, l+32, ...} (RPT = U/32 of them); KREG of each thread's j per unit in registers, KSM = KPW - KREG in
+// shared memory. Per step and batch chunk of BC sequences:
+//  1. matvec over dgs[t parity] (the previous step's dGrec of the whole tile, float32 [rows][K] in every CTA's shared
+//     memory) -> partial sums red[chunk parity][w][bc][u]; __syncthreads;
+//  2. cell phase, U*BC threads per copy, NCOPY = min(NT / (U*BC), C) identical copies (as the forward): each adds
+//     the NW partials (fixed order), runs the cell backward (cell_math.h, the float32 functions STANDARD uses);
+//     copy 0 writes the reserve's dG/dGh rows and the local dc / carried (double-buffered by step parity, read by
+//     every copy); copy k pushes the unit's G values of dGrec into dgs[next parity] of CTAs k, k+NCOPY, ...
+//     (st.shared::cluster). One barrier.cluster per step (the same double-buffer argument as the forward).
+// After step T-1 one more matvec gives dhx = carried + W_hh^T dGrec(last); dcx = dc.
+// The pointwise inputs of the next chunk / step (activations, c, c_prev, dy, GRU W_hn h + b_hn and h_prev) are
+// loaded into registers one chunk ahead, so their latency hides behind the barrier and the matvec.
+//
+// Precision: dGrec is exchanged in float32 (STANDARD multiplies the stored dG, rounded to the storage type for
+// float16 / bfloat16: this kernel is the more accurate of the two); dG / dGh are stored rounded, as STANDARD's.
+// Hidden sizes below the compiled H: units [Hr, H) read W_hh as 0 and push exact zeros, as in the forward kernel.
+// Determinism: fixed summation order, no atomics.
+#pragma once
+
+#include "cell_math.h"
+#include "persistent_common.cuh"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+
+template <typename TW>
+struct BwdParams {
+  int T, B, Hr, BT, D;
+  const TW* whh[2];      // [G*Hr, Hr] canonical
+  const float* acts[2];  // reserve [T, B, G*Hr]
+  const TW* hs[2];       // reserve [T+1, B, Hr*S] (S = 2 for 16-bit TW: hi, lo)
+  const float* cs[2];    // reserve [T+1, B, Hr] (LSTM)
+  const float* hn[2];    // reserve [T, B, Hr] (GRU)
+  const TW* dy;          // row dy_rt*t + dy_rb*b, width dy_width; direction d's columns at d*Hr
+  long long dy_rt, dy_rb;
+  int dy_width;
+  TW* dG[2];             // reserve [T, B, G*Hr]
+  TW* dGh[2];            // reserve [T, B, G*Hr] (GRU)
+  const TW* dhy[2];      // [B, Hr] or null
+  const TW* dcy[2];
+  TW* dhx[2];            // [B, Hr] or null
+  TW* dcx[2];
+  const int* lengths;    // [B] or null
+  float clip;
+};
+
+template <int CELL, typename TW, int H, int C, int KREG, int BC>
+struct BwdConfig {
+  using Pair = typename Store<TW>::Pair;
+  static constexpr int G = CellTraits<CELL>::G;
+  static constexpr int NW = 16, NT = NW * 32;
+  static constexpr int U = H / C;
+  static constexpr int K = G * H;
+  static constexpr int KPW = K / NW;
+  static constexpr int KSM = KPW - KREG;
+  static constexpr int RPT = U / 32;
+  static_assert(U % 32 == 0 && K % NW == 0, "whole warps of units, whole k per warp");
+  static_assert(KREG % 4 == 0 && KSM % 4 == 0 && KSM >= 0, "k slices are walked 4 at a time");
+  static_assert(U * BC <= NT, "one cell-phase thread per (unit, column)");
+
+  // Shared memory, in this order: W_hh^T slice (pairs) | red [2][NW][BC][U] | dgs [2][rows_pad][K] |
+  // carried [2][rows_pad][U] | dc [2][rows_pad][U] (LSTM) | lens int [rows_pad].
+  static size_t smem_bytes(int rows_pad) {
+    const size_t w = size_t(NW) * (KSM / 2) * RPT * 32 * sizeof(Pair);
+    const size_t red = size_t(2) * NW * BC * U;
+    const size_t dgs = size_t(2) * rows_pad * K;
+    const size_t st = size_t(2) * rows_pad * U * (CELL == LSTM ? 2 : 1);
+    return w + 4 * (red + dgs + st) + 4 * size_t(rows_pad);
+  }
+};
+
+template <int CELL, typename TW, int H, int C, int KREG, int BC>
+__global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW> p) {
+  using Cfg = BwdConfig<CELL, TW, H, C, KREG, BC>;
+  using S = Store<TW>;
+  using Pair = typename Cfg::Pair;
+  constexpr int G = Cfg::G, U = Cfg::U, K = Cfg::K, NW = Cfg::NW, NT = Cfg::NT, KPW = Cfg::KPW, KSM = Cfg::KSM,
+                RPT = Cfg::RPT;
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int dir = blockIdx.y;
+  const int T = p.T, B = p.B, Hr = p.Hr;
+  const int rank = blockIdx.x % C, group = blockIdx.x / C;
+  const int b0 = group * p.BT;
+  const int nb = min(p.BT, B - b0);
+  const int nchunk = (nb + BC - 1) / BC;
+  const int rows_pad = nchunk * BC;
+  const int u0 = rank * U;
+
+  extern __shared__ float4 smem4[];
+  Pair* Wsm = reinterpret_cast<Pair*>(smem4);
+  float* red = reinterpret_cast<float*>(Wsm + NW * (KSM / 2) * RPT * 32);
+  float* dgs = red + 2 * NW * BC * U;
+  float* carried = dgs + 2 * rows_pad * K;
+  float* dcs = carried + 2 * rows_pad * U;
+  int* lens = reinterpret_cast<int*>(dcs + (CELL == LSTM ? 2 * rows_pad * U : 0));
+
+  // ---- W_hh^T slice: unit u0 + lane + 32 j, gate rows j = warp*KPW + kk (compiled index g*H + unit). Lanes read
+  // consecutive units of one canonical row: coalesced. Padded units / rows read as 0.
+  const TW* W = p.whh[dir];
+  Pair wreg[RPT][KREG / 2 > 0 ? KREG / 2 : 1];
+  {
+    const TW zero = S::from_f(0.f);
+#pragma unroll
+    for (int j = 0; j < RPT; ++j) {
+      const int gu = u0 + lane + 32 * j;
+      auto ld = [&](int k) -> TW {
+        const int g = k / H, kk = k % H;
+        return gu < Hr && kk < Hr ? W[size_t(g * Hr + kk) * Hr + gu] : zero;
+      };
+      const int k0 = warp * KPW;
+#pragma unroll
+      for (int kk = 0; kk < KREG / 2; ++kk)
+        wreg[j][kk] = S::from_f2(S::to_f(ld(k0 + 2 * kk)), S::to_f(ld(k0 + 2 * kk + 1)));
+      for (int kk = 0; kk < KSM / 2; ++kk)
+        Wsm[((warp * (KSM / 2) + kk) * RPT + j) * 32 + lane] =
+            S::from_f2(S::to_f(ld(k0 + KREG + 2 * kk)), S::to_f(ld(k0 + KREG + 2 * kk + 1)));
+    }
+  }
+
+  // Cell-phase role: copy pk of (unit pu, column pbc).
+  const int ncopy = min(NT / (U * BC), C);
+  const int pk = tid / (U * BC), pu = tid % U, pbc = (tid / U) % BC;
+  const bool cell_thread = pk < ncopy;
+  const int gu = u0 + pu;
+  const bool p_live = gu < Hr;
+
+  // ---- initial state: dgs = 0 (the step before the first contributes nothing), carried = dhy, dc = dcy ----
+  for (int i = tid; i < rows_pad; i += NT) lens[i] = i < nb ? (p.lengths ? p.lengths[b0 + i] : T) : 0;
+  for (int i = tid; i < 2 * rows_pad * K; i += NT) dgs[i] = 0.f;
+  for (int i = tid; i < rows_pad * U; i += NT) {
+    const int b = i / U, u = i % U;
+    const bool ok = b < nb && u0 + u < Hr;
+    const size_t g = size_t(b0 + b) * Hr + u0 + u;
+    carried[i] = ok && p.dhy[dir] ? S::to_f(p.dhy[dir][g]) : 0.f;
+    if (CELL == LSTM) dcs[i] = ok && p.dcy[dir] ? S::to_f(p.dcy[dir][g]) : 0.f;
+  }
+  __syncthreads();  // lens visible to every role
+
+  // Pointwise inputs of (processing step k, chunk c) for this thread's (unit, column); valid = false past the length
+  // (and for the final matvec-only pass k = T, columns past the tile, padded units).
+  struct In {
+    bool valid;
+    int t;
+    float a[G];
+    float c, cp, dy, hn, hp;
+  };
+  auto load_in = [&](int k, int c) -> In {
+    In v{};
+    const int b = c * BC + pbc;
+    v.valid = false;
+    v.t = dir == 0 ? T - 1 - k : k;
+    if (!cell_thread || k >= T || b >= nb) return v;
+    if (v.t >= lens[b] || !p_live) return v;
+    v.valid = true;
+    const size_t row = size_t(v.t) * B + b0 + b;
+    const float* ap = p.acts[dir] + row * (G * Hr) + gu;
+#pragma unroll
+    for (int g = 0; g < G; ++g) v.a[g] = ap[g * Hr];
+    v.dy = S::to_f(p.dy[(v.t * p.dy_rt + (b0 + b) * p.dy_rb) * p.dy_width + dir * Hr + gu]);
+    const int sin = dir == 0 ? v.t : v.t + 1, sout = dir == 0 ? v.t + 1 : v.t;  // STANDARD's slots (T+1 of them)
+    if (CELL == LSTM) {
+      v.c = p.cs[dir][(size_t(sout) * B + b0 + b) * Hr + gu];
+      v.cp = p.cs[dir][(size_t(sin) * B + b0 + b) * Hr + gu];
+    }
+    if (CELL == GRU) {
+      v.hn = p.hn[dir][row * Hr + gu];
+      const TW* hr = p.hs[dir] + (size_t(sin) * B + b0 + b) * (size_t(Hr) * (sizeof(TW) == 2 ? 2 : 1)) + gu;
+      v.hp = S::to_f(hr[0]);
+      if constexpr (sizeof(TW) == 2) v.hp += S::to_f(hr[Hr]);
+    }
+    return v;
+  };
+  In nx = load_in(0, 0);
+  cluster_arrive_release();
+  cluster_wait_acquire();
+
+  for (int k = 0; k <= T; ++k) {
+    const int sbuf = k & 1;  // dgs / carried / dc: read [sbuf], written [sbuf ^ 1]
+    for (int c = 0; c < nchunk; ++c) {
+      // ---- 1. matvec: acc[j][q] = sum over this warp's gate rows of W^T[u][j] dgs[q][j] ----
+      const float* dk = dgs + (size_t(sbuf) * rows_pad + c * BC) * K + warp * KPW;
+      float acc[RPT][BC];
+#pragma unroll
+      for (int j = 0; j < RPT; ++j)
+#pragma unroll
+        for (int q = 0; q < BC; ++q) acc[j][q] = 0.f;
+#pragma unroll
+      for (int kk = 0; kk < KREG; kk += 4) {
+        float2 wa[RPT], wb[RPT];
+#pragma unroll
+        for (int j = 0; j < RPT; ++j) {
+          wa[j] = S::to_f2(wreg[j][kk / 2]);
+          wb[j] = S::to_f2(wreg[j][kk / 2 + 1]);
+        }
+#pragma unroll
+        for (int q = 0; q < BC; ++q) {
+          const float4 gv = *reinterpret_cast<const float4*>(dk + q * K + kk);
+#pragma unroll
+          for (int j = 0; j < RPT; ++j) {
+            acc[j][q] = fmaf(wa[j].x, gv.x, acc[j][q]);
+            acc[j][q] = fmaf(wa[j].y, gv.y, acc[j][q]);
+            acc[j][q] = fmaf(wb[j].x, gv.z, acc[j][q]);
+            acc[j][q] = fmaf(wb[j].y, gv.w, acc[j][q]);
+          }
+        }
+      }
+      const Pair* ws = Wsm + warp * (KSM / 2) * RPT * 32 + lane;
+#pragma unroll 2
+      for (int kk = 0; kk < KSM; kk += 4) {
+        float2 wa[RPT], wb[RPT];
+#pragma unroll
+        for (int j = 0; j < RPT; ++j) {
+          wa[j] = S::to_f2(ws[((kk / 2) * RPT + j) * 32]);
+          wb[j] = S::to_f2(ws[((kk / 2 + 1) * RPT + j) * 32]);
+        }
+#pragma unroll
+        for (int q = 0; q < BC; ++q) {
+          const float4 gv = *reinterpret_cast<const float4*>(dk + q * K + KREG + kk);
+#pragma unroll
+          for (int j = 0; j < RPT; ++j) {
+            acc[j][q] = fmaf(wa[j].x, gv.x, acc[j][q]);
+            acc[j][q] = fmaf(wa[j].y, gv.y, acc[j][q]);
+            acc[j][q] = fmaf(wb[j].x, gv.z, acc[j][q]);
+            acc[j][q] = fmaf(wb[j].y, gv.w, acc[j][q]);
+          }
+        }
+      }
+      float* rd = red + (c & 1) * NW * BC * U;
+#pragma unroll
+      for (int j = 0; j < RPT; ++j)
+#pragma unroll
+        for (int q = 0; q < BC; ++q) rd[(warp * BC + q) * U + lane + 32 * j] = acc[j][q];
+      __syncthreads();
+
+      // ---- 2. cell phase ----
+      const In in = nx;
+      if (c + 1 < nchunk) nx = load_in(k, c + 1);
+      else nx = load_in(k + 1, 0);
+      const int b = c * BC + pbc;
+      if (cell_thread && b < nb) {
+        float a0 = 0.f, a1 = 0.f;  // two chains, fixed order
+#pragma unroll
+        for (int w = 0; w < NW; w += 2) {
+          a0 += rd[(w * BC + pbc) * U + pu];
+          a1 += rd[((w + 1) * BC + pbc) * U + pu];
+        }
+        const int si = (sbuf * rows_pad + b) * U + pu, so = ((sbuf ^ 1) * rows_pad + b) * U + pu;
+        const float dh_tot = carried[si] + (a0 + a1);
+        const float dc_cur = CELL == LSTM ? dcs[si] : 0.f;
+        if (k == T) {  // final pass: the gradients of hx and cx
+          if (pk == 0 && p_live) {
+            const size_t g = size_t(b0 + b) * Hr + gu;
+            if (p.dhx[dir]) p.dhx[dir][g] = S::from_f(dh_tot);
+            if (CELL == LSTM && p.dcx[dir]) p.dcx[dir][g] = S::from_f(dc_cur);
+          }
+        } else {
+          float dgx[G], dgr[G];  // input-side and recurrent-side pre-activation gradients of this unit
+#pragma unroll
+          for (int g = 0; g < G; ++g) dgx[g] = dgr[g] = 0.f;
+          float carry = p_live ? dh_tot : 0.f, dc_new = p_live ? dc_cur : 0.f;
+          if (in.valid) {
+            const float dh = dh_tot + in.dy;
+            if (CELL == LSTM) {
+              const cell::LstmAct<float> a{in.a[0], in.a[1], in.a[2], in.a[3]};
+              cell::lstm_backward(a, in.c, in.cp, p.clip, dh, dc_cur, dgx[0], dgx[1], dgx[2], dgx[3], dc_new);
+#pragma unroll
+              for (int g = 0; g < G; ++g) dgr[g] = dgx[g];
+              carry = 0.f;
+            } else if (CELL == GRU) {
+              cell::gru_backward(in.a[0], in.a[1], in.a[2], in.hn, in.hp, dh, dgx[0], dgx[1], dgx[2], dgr[2], carry);
+              dgr[0] = dgx[0];
+              dgr[1] = dgx[1];
+            } else {
+              dgx[0] = dgr[0] = cell::rnn_backward(in.a[0], dh, CELL == RNN_RELU);
+              carry = 0.f;
+            }
+          }
+          if (pk == 0) {
+            carried[so] = carry;
+            if (CELL == LSTM) dcs[so] = dc_new;
+            if (p_live) {  // every step's rows, zeros at padding steps (the weight-gradient GEMMs run over them)
+              const size_t row = size_t(in.t) * B + b0 + b;
+              TW* dg = p.dG[dir] + row * (G * Hr) + gu;
+#pragma unroll
+              for (int g = 0; g < G; ++g) dg[g * Hr] = S::from_f(dgx[g]);
+              if (CELL == GRU) {
+                TW* dgh = p.dGh[dir] + row * (G * Hr) + gu;
+#pragma unroll
+                for (int g = 0; g < G; ++g) dgh[g * Hr] = S::from_f(dgr[g]);
+              }
+            }
+          }
+          float* dst = dgs + (size_t(sbuf ^ 1) * rows_pad + b) * K + gu;
+          for (int q = pk; q < C; q += ncopy) {
+            const uint32_t base = map_dsmem(dst, q);
+#pragma unroll
+            for (int g = 0; g < G; ++g) st_dsmem(base + 4u * g * H, dgr[g]);
+          }
+        }
+      }
+    }
+    if (k < T) {
+      cluster_arrive_release();
+      cluster_wait_acquire();
+    }
+  }
+}
+
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn

@@ -1,0 +1,107 @@
+// One persist_bwd_kernel instantiation behind the BwdKernel interface (persistent_plan.h): capacity planning (the
+// cluster plan shared with the forward kernels) and the cluster launch. Included by persistent_bwd_{f32,bf16,f16}.cu.
+#pragma once
+
+#include "persistent_bwd.cuh"
+#include "persistent_kernels.cuh"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+
+template <int CELL, typename TW, int H_, int C, int KREG, int BC>
+class BwdKernelImpl final : public BwdKernel {
+  using Cfg = BwdConfig<CELL, TW, H_, C, KREG, BC>;
+  static const void* kfn() { return reinterpret_cast<const void*>(&persist_bwd_kernel<CELL, TW, H_, C, KREG, BC>); }
+
+ public:
+  openrnn_cell cell() const override {
+    return CELL == LSTM ? OPENRNN_CELL_LSTM
+                        : CELL == GRU ? OPENRNN_CELL_GRU : CELL == RNN_TANH ? OPENRNN_CELL_RNN_TANH : OPENRNN_CELL_RNN_RELU;
+  }
+  openrnn_data_type dtype() const override { return DTypeOf<TW>::v; }
+  int H() const override { return H_; }
+  int bc() const override { return BC; }
+  std::string name() const override {
+    char b[96];
+    snprintf(b, sizeof b, "bwd_H%d_cluster%d_kreg%d_bc%d", H_, C, KREG, BC);
+    return b;
+  }
+  Plan plan(const cudaDeviceProp& prop, int B, int D) const override {
+    const void* fns[1] = {kfn()};
+    const double wmb = double(Cfg::G) * H_ * H_ * sizeof(TW) / (1 << 20);
+    return plan_cluster(prop, B, D, C, BC, Cfg::NT, fns, 1, [](int bt) { return Cfg::smem_bytes(bt); }, H_, wmb);
+  }
+  void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
+    BwdParams<TW> p{};
+    p.T = a.T;
+    p.B = a.B;
+    p.Hr = a.Hr;
+    p.BT = pl.BT;
+    p.D = a.D;
+    p.dy = static_cast<const TW*>(a.dy);
+    p.dy_rt = a.dy_rt;
+    p.dy_rb = a.dy_rb;
+    p.dy_width = a.dy_width;
+    p.lengths = a.lengths;
+    p.clip = a.clip;
+    for (int i = 0; i < 2; ++i) {
+      p.whh[i] = static_cast<const TW*>(a.whh[i]);
+      p.acts[i] = a.acts[i];
+      p.hs[i] = static_cast<const TW*>(a.hs[i]);
+      p.cs[i] = a.cs[i];
+      p.hn[i] = a.hn[i];
+      p.dG[i] = static_cast<TW*>(a.dG[i]);
+      p.dGh[i] = static_cast<TW*>(a.dGh[i]);
+      p.dhy[i] = static_cast<const TW*>(a.dhy[i]);
+      p.dcy[i] = static_cast<const TW*>(a.dcy[i]);
+      p.dhx[i] = static_cast<TW*>(a.dhx[i]);
+      p.dcx[i] = static_cast<TW*>(a.dcx[i]);
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(Cfg::NT, 1, 1);
+    cfg.dynamicSmemBytes = pl.smem;
+    cfg.stream = s;
+    cfg.gridDim = dim3(C * pl.groups, a.D, 1);
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = C;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_bwd_kernel<CELL, TW, H_, C, KREG, BC>, p));
+  }
+};
+
+// The configuration set per storage type: the forward's cluster shapes transposed (H=256: clusters of 8, H=512 and
+// RNN H=1024: clusters of 16; U = 32 units per CTA, 64 for RNN H=1024), the same number of W_hh values per thread.
+// H=1024 LSTM/GRU (grid mode in the forward) have no persistent backward: STANDARD's runs.
+template <typename TW>
+void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
+  // KREG per configuration from ptxas -v (sm_90a, 128 registers at 512 threads): the largest of those tried that
+  // does not spill (or spills <= 8 B). The cell phase and the one-chunk-ahead loads take ~60-100 registers, so
+  // float32 keeps only 16-64 of a thread's weights in registers and the rest in shared memory.
+  constexpr bool w16 = sizeof(TW) == 2;
+  constexpr int L256a = w16 ? 64 : 16, L256b = 64, L512a = w16 ? 128 : 32, L512b = w16 ? 128 : 64;
+  constexpr int G256a = w16 ? 48 : 24, G256b = w16 ? 48 : 16, G512 = w16 ? 96 : 16, R1024 = 32;
+  constexpr int BC512 = w16 ? 4 : 2;
+  v.emplace_back(new BwdKernelImpl<LSTM, TW, 256, 8, L256a, 1>());
+  v.emplace_back(new BwdKernelImpl<LSTM, TW, 256, 8, L256b, 4>());
+  v.emplace_back(new BwdKernelImpl<LSTM, TW, 512, 16, L512a, 1>());
+  v.emplace_back(new BwdKernelImpl<LSTM, TW, 512, 16, L512b, BC512>());
+  v.emplace_back(new BwdKernelImpl<GRU, TW, 256, 8, G256a, 1>());
+  v.emplace_back(new BwdKernelImpl<GRU, TW, 256, 8, G256b, 4>());
+  v.emplace_back(new BwdKernelImpl<GRU, TW, 512, 16, G512, 1>());
+  v.emplace_back(new BwdKernelImpl<GRU, TW, 512, 16, G512, BC512>());
+  v.emplace_back(new BwdKernelImpl<RNN_TANH, TW, 256, 8, 16, 4>());
+  v.emplace_back(new BwdKernelImpl<RNN_TANH, TW, 512, 16, 32, 4>());
+  v.emplace_back(new BwdKernelImpl<RNN_TANH, TW, 1024, 16, R1024, 4>());
+  v.emplace_back(new BwdKernelImpl<RNN_RELU, TW, 256, 8, 16, 4>());
+  v.emplace_back(new BwdKernelImpl<RNN_RELU, TW, 512, 16, 32, 4>());
+  v.emplace_back(new BwdKernelImpl<RNN_RELU, TW, 1024, 16, R1024, 4>());
+}
+
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn

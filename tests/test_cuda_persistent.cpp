@@ -1,0 +1,127 @@
+// PERSISTENT at the hidden sizes its kernels are compiled for (the shared case table has H <= 255, so it only reaches
+// the H = 256 configurations): forward training + backward_data + backward_weights forced to PERSISTENT, checked
+// against STANDARD in float64 on the GPU (the oracle) with DESIGN.md's fixed bounds per storage type, and two runs
+// bitwise equal. The cases pick each backward kernel configuration (persistent_bwd_kernels.cuh: one-column and wide
+// chunks, shared-memory weight slices at H = 512 float32 and RNN H = 1024, a padded H = 300) with ragged lengths,
+// both directions, two layers with dropout, and the batch-major layout.
+#include "test_cuda_util.h"  // first: defines OPENRNN_TEST_CUDA from the build's switch
+
+#ifdef OPENRNN_TEST_CUDA
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "test_cuda_util.h"
+
+namespace cudatest {
+namespace {
+
+struct PCase {
+  std::string name;
+  Problem pr;
+};
+
+PCase make(const char* name, openrnn_cell cell, int I, int H, int L, bool bidir, int T, int B, bool ragged) {
+  PCase c;
+  c.name = name;
+  c.pr.cfg = base_config(cell, I, H, L, bidir);
+  c.pr.T = T;
+  c.pr.B = B;
+  if (ragged) {
+    c.pr.lengths.resize(static_cast<size_t>(B));
+    for (int b = 0; b < B; ++b) c.pr.lengths[static_cast<size_t>(b)] = 1 + (b * 5 + 3) % T;
+    c.pr.lengths[0] = T;
+  }
+  return c;
+}
+
+std::vector<PCase> cases() {
+  std::vector<PCase> v;
+  v.push_back(make("lstm_H256_B3_bidir_ragged", OPENRNN_CELL_LSTM, 24, 256, 1, true, 7, 3, true));
+  v.push_back(make("lstm_H256_B9_ragged", OPENRNN_CELL_LSTM, 16, 256, 1, false, 6, 9, true));
+  v.push_back(make("lstm_H512_B5_bidir", OPENRNN_CELL_LSTM, 20, 512, 1, true, 5, 5, false));
+  v.push_back(make("lstm_H300_B3_ragged", OPENRNN_CELL_LSTM, 12, 300, 1, false, 6, 3, true));
+  v.push_back(make("gru_H256_B6_bidir_ragged", OPENRNN_CELL_GRU, 24, 256, 1, true, 6, 6, true));
+  v.push_back(make("gru_H512_B3", OPENRNN_CELL_GRU, 8, 512, 1, false, 5, 3, false));
+  v.push_back(make("rnn_tanh_H1024_B5_ragged", OPENRNN_CELL_RNN_TANH, 16, 1024, 1, false, 5, 5, true));
+  v.push_back(make("rnn_relu_H512_B3_bidir_ragged", OPENRNN_CELL_RNN_RELU, 8, 512, 1, true, 6, 3, true));
+  {
+    PCase c = make("lstm_H256_2layer_dropout_batchmajor", OPENRNN_CELL_LSTM, 10, 256, 2, true, 5, 4, true);
+    c.pr.layout = OPENRNN_LAYOUT_BATCH_MAJOR;
+    c.pr.cfg.dropout = 0.25;
+    c.pr.cfg.dropout_seed = 77;
+    c.pr.dropout_offset = 3;
+    v.push_back(c);
+  }
+  {
+    PCase c = make("lstm_H256_B2_clip_no_dhy", OPENRNN_CELL_LSTM, 6, 256, 1, false, 6, 2, false);
+    c.pr.cfg.cell_clip = 0.4;
+    c.pr.use_dhy = false;
+    v.push_back(c);
+  }
+  return v;
+}
+
+class CudaPersistent : public ::testing::TestWithParam<PCase> {
+ protected:
+  void SetUp() override {
+    CUDATEST_SKIP_IF_NO_GPU();
+    ASSERT_EQ(openrnn_create_handle(&h_, OPENRNN_DEVICE_CUDA, 0), OPENRNN_STATUS_SUCCESS) << openrnn_last_error();
+  }
+  void TearDown() override {
+    if (h_) openrnn_destroy_handle(h_);
+  }
+  openrnn_handle_t h_ = nullptr;
+};
+
+TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
+  const Problem pr64 = GetParam().pr;
+  const Inputs in = random_inputs(pr64, 5, 1.0 / std::sqrt(static_cast<double>(pr64.cfg.hidden_size)));
+  const Outputs ref = run_api(h_, pr64, in, OPENRNN_FWD_TRAINING, true);
+  struct V {
+    openrnn_data_type dt;
+    double fwd_tol, bwd_tol;
+    const char* name;
+  };
+  // DESIGN.md's bounds (docs/numerics.md): float32 1e-5; float16 / bfloat16 the fixed bounds of the STANDARD tests,
+  // or, where STANDARD itself in the same storage type is further from float64 (ReLU at H = 512 in float16: units
+  // whose pre-activation rounds across 0 flip the ReLU mask, measured 2.3e-2 on dw against the 2e-2 bound), 1.5x
+  // STANDARD's error: PERSISTENT must be as accurate as STANDARD, not more.
+  const V variants[] = {{OPENRNN_DATA_FLOAT, 1e-5, 1e-5, "float32"},
+                        {OPENRNN_DATA_HALF, 1e-2, 2e-2, "float16"},
+                        {OPENRNN_DATA_BFLOAT16, 5e-2, 1e-1, "bfloat16"}};
+  for (const V& v : variants) {
+    Problem pr = pr64;
+    pr.cfg.data_type = v.dt;
+    Outputs s;  // STANDARD in the same storage type (16-bit only)
+    if (v.dt != OPENRNN_DATA_FLOAT) s = run_api(h_, pr, in, OPENRNN_FWD_TRAINING, true);
+    auto bound = [&](const std::vector<double>& sv, const std::vector<double>& r, double tol) {
+      return v.dt == OPENRNN_DATA_FLOAT ? tol : std::max(tol, 1.5 * rel_err(sv, r));
+    };
+    pr.cfg.algo = OPENRNN_ALGO_PERSISTENT;
+    const Outputs o = run_api(h_, pr, in, OPENRNN_FWD_TRAINING, true);
+    EXPECT_LE(rel_err(o.y, ref.y), bound(s.y, ref.y, v.fwd_tol)) << v.name << " y";
+    EXPECT_LE(rel_err(o.hy, ref.hy), bound(s.hy, ref.hy, v.fwd_tol)) << v.name << " hy";
+    EXPECT_LE(rel_err(o.dx, ref.dx), bound(s.dx, ref.dx, v.bwd_tol)) << v.name << " dx";
+    EXPECT_LE(rel_err(o.dhx, ref.dhx), bound(s.dhx, ref.dhx, v.bwd_tol)) << v.name << " dhx";
+    if (pr.lstm()) {
+      EXPECT_LE(rel_err(o.dcx, ref.dcx), bound(s.dcx, ref.dcx, v.bwd_tol)) << v.name << " dcx";
+    }
+    EXPECT_LE(rel_err(o.dw, ref.dw), bound(s.dw, ref.dw, v.bwd_tol)) << v.name << " dw";
+    if (v.dt != OPENRNN_DATA_FLOAT)
+      std::printf("  %s dw vs float64: PERSISTENT %.3g, STANDARD %.3g\n", v.name, rel_err(o.dw, ref.dw),
+                  rel_err(s.dw, ref.dw));
+    const Outputs o2 = run_api(h_, pr, in, OPENRNN_FWD_TRAINING, true);
+    EXPECT_TRUE(bitwise_equal(o.dx, o2.dx) && bitwise_equal(o.dhx, o2.dhx) && bitwise_equal(o.dw, o2.dw))
+        << v.name << ": two runs differ";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaPersistent, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<PCase>& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace cudatest
+
+#endif  // OPENRNN_TEST_CUDA
