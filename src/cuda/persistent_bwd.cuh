@@ -200,51 +200,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
       // ---- 1. matvec: acc[j][q] = sum over this warp's gate rows of W^T[u][j] dgs[q][j] ----
       const float* dk = dgs + (size_t(sbuf) * rows_pad + c * BC) * K + warp * KPW;
       float acc[RPT][BC];
-#pragma unroll
-      for (int j = 0; j < RPT; ++j)
-#pragma unroll
-        for (int q = 0; q < BC; ++q) acc[j][q] = 0.f;
-#pragma unroll
-      for (int kk = 0; kk < KREG; kk += 4) {
-        float2 wa[RPT], wb[RPT];
-#pragma unroll
-        for (int j = 0; j < RPT; ++j) {
-          wa[j] = S::to_f2(wreg[j][kk / 2]);
-          wb[j] = S::to_f2(wreg[j][kk / 2 + 1]);
-        }
-#pragma unroll
-        for (int q = 0; q < BC; ++q) {
-          const float4 gv = *reinterpret_cast<const float4*>(dk + q * K + kk);
-#pragma unroll
-          for (int j = 0; j < RPT; ++j) {
-            acc[j][q] = fmaf(wa[j].x, gv.x, acc[j][q]);
-            acc[j][q] = fmaf(wa[j].y, gv.y, acc[j][q]);
-            acc[j][q] = fmaf(wb[j].x, gv.z, acc[j][q]);
-            acc[j][q] = fmaf(wb[j].y, gv.w, acc[j][q]);
-          }
-        }
-      }
-      const Pair* ws = Wsm + warp * (KSM / 2) * RPT * 32 + lane;
-#pragma unroll 2
-      for (int kk = 0; kk < KSM; kk += 4) {
-        float2 wa[RPT], wb[RPT];
-#pragma unroll
-        for (int j = 0; j < RPT; ++j) {
-          wa[j] = S::to_f2(ws[((kk / 2) * RPT + j) * 32]);
-          wb[j] = S::to_f2(ws[((kk / 2 + 1) * RPT + j) * 32]);
-        }
-#pragma unroll
-        for (int q = 0; q < BC; ++q) {
-          const float4 gv = *reinterpret_cast<const float4*>(dk + q * K + KREG + kk);
-#pragma unroll
-          for (int j = 0; j < RPT; ++j) {
-            acc[j][q] = fmaf(wa[j].x, gv.x, acc[j][q]);
-            acc[j][q] = fmaf(wa[j].y, gv.y, acc[j][q]);
-            acc[j][q] = fmaf(wb[j].x, gv.z, acc[j][q]);
-            acc[j][q] = fmaf(wb[j].y, gv.w, acc[j][q]);
-          }
-        }
-      }
+      slice_matvec<TW, RPT, BC, KREG, KSM>(wreg, Wsm + warp * (KSM / 2) * RPT * 32 + lane, dk, K, acc);
       float* rd = red + (c & 1) * NW * BC * U;
 #pragma unroll
       for (int j = 0; j < RPT; ++j)

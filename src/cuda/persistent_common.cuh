@@ -121,6 +121,62 @@ __device__ __forceinline__ void store_state(TW* row, int w, float v) {
   if constexpr (sizeof(TW) == 2) row[w] = Store<TW>::from_f(v - Store<TW>::to_f(hi));
 }
 
+// The per-chunk matvec of both persistent kernels (persistent_fwd.cuh: W_hh rows x h; persistent_bwd.cuh: W_hh^T rows
+// x the exchanged gate gradients). acc[j][q] = sum over this thread's k-slice of W[row lane + 32 j][k] * v[q][k]:
+// the slice's first KREG k from registers (wreg, pairs), the other KSM from shared memory (ws = this warp's and lane's
+// first pair, layout [KSM/2][RPT][32]); v = this warp's first k of column 0, column stride ld (float4 reads of one
+// address per warp: broadcasts). Fixed summation order: bitwise reproducible.
+template <typename TW, int RPT, int BC, int KREG, int KSM, int WREG>
+__device__ __forceinline__ void slice_matvec(const typename Store<TW>::Pair (&wreg)[RPT][WREG],
+                                             const typename Store<TW>::Pair* ws, const float* v, int ld,
+                                             float (&acc)[RPT][BC]) {
+  using S = Store<TW>;
+#pragma unroll
+  for (int j = 0; j < RPT; ++j)
+#pragma unroll
+    for (int q = 0; q < BC; ++q) acc[j][q] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < KREG; kk += 4) {
+    float2 wa[RPT], wb[RPT];
+#pragma unroll
+    for (int j = 0; j < RPT; ++j) {
+      wa[j] = S::to_f2(wreg[j][kk / 2]);
+      wb[j] = S::to_f2(wreg[j][kk / 2 + 1]);
+    }
+#pragma unroll
+    for (int q = 0; q < BC; ++q) {
+      const float4 hv = *reinterpret_cast<const float4*>(v + q * ld + kk);
+#pragma unroll
+      for (int j = 0; j < RPT; ++j) {
+        acc[j][q] = fmaf(wa[j].x, hv.x, acc[j][q]);
+        acc[j][q] = fmaf(wa[j].y, hv.y, acc[j][q]);
+        acc[j][q] = fmaf(wb[j].x, hv.z, acc[j][q]);
+        acc[j][q] = fmaf(wb[j].y, hv.w, acc[j][q]);
+      }
+    }
+  }
+#pragma unroll 2
+  for (int kk = 0; kk < KSM; kk += 4) {
+    float2 wa[RPT], wb[RPT];
+#pragma unroll
+    for (int j = 0; j < RPT; ++j) {
+      wa[j] = S::to_f2(ws[((kk / 2) * RPT + j) * 32]);
+      wb[j] = S::to_f2(ws[((kk / 2 + 1) * RPT + j) * 32]);
+    }
+#pragma unroll
+    for (int q = 0; q < BC; ++q) {
+      const float4 hv = *reinterpret_cast<const float4*>(v + q * ld + KREG + kk);
+#pragma unroll
+      for (int j = 0; j < RPT; ++j) {
+        acc[j][q] = fmaf(wa[j].x, hv.x, acc[j][q]);
+        acc[j][q] = fmaf(wa[j].y, hv.y, acc[j][q]);
+        acc[j][q] = fmaf(wb[j].x, hv.z, acc[j][q]);
+        acc[j][q] = fmaf(wb[j].y, hv.w, acc[j][q]);
+      }
+    }
+  }
+}
+
 // ---- cluster primitives -----------------------------------------------------------------------------------------
 __device__ __forceinline__ void cluster_arrive_release() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");

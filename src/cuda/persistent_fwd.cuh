@@ -228,52 +228,7 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
 
       // ---- 1. matvec ----
       float acc[RPT][BC];
-#pragma unroll
-      for (int j = 0; j < RPT; ++j)
-#pragma unroll
-        for (int q = 0; q < BC; ++q) acc[j][q] = 0.f;
-      const float* hk = hcur + warp * KPW;
-#pragma unroll
-      for (int kk = 0; kk < KREG; kk += 4) {
-        float2 wa[RPT], wb[RPT];
-#pragma unroll
-        for (int j = 0; j < RPT; ++j) {
-          wa[j] = S::to_f2(wreg[j][kk / 2]);
-          wb[j] = S::to_f2(wreg[j][kk / 2 + 1]);
-        }
-#pragma unroll
-        for (int q = 0; q < BC; ++q) {
-          const float4 hv = *reinterpret_cast<const float4*>(hk + q * H + kk);
-#pragma unroll
-          for (int j = 0; j < RPT; ++j) {
-            acc[j][q] = fmaf(wa[j].x, hv.x, acc[j][q]);
-            acc[j][q] = fmaf(wa[j].y, hv.y, acc[j][q]);
-            acc[j][q] = fmaf(wb[j].x, hv.z, acc[j][q]);
-            acc[j][q] = fmaf(wb[j].y, hv.w, acc[j][q]);
-          }
-        }
-      }
-      const Pair* ws = Wsm + warp * (KSM / 2) * RPT * 32 + lane;
-#pragma unroll 2
-      for (int kk = 0; kk < KSM; kk += 4) {
-        float2 wa[RPT], wb[RPT];
-#pragma unroll
-        for (int j = 0; j < RPT; ++j) {
-          wa[j] = S::to_f2(ws[((kk / 2) * RPT + j) * 32]);
-          wb[j] = S::to_f2(ws[((kk / 2 + 1) * RPT + j) * 32]);
-        }
-#pragma unroll
-        for (int q = 0; q < BC; ++q) {
-          const float4 hv = *reinterpret_cast<const float4*>(hk + q * H + KREG + kk);
-#pragma unroll
-          for (int j = 0; j < RPT; ++j) {
-            acc[j][q] = fmaf(wa[j].x, hv.x, acc[j][q]);
-            acc[j][q] = fmaf(wa[j].y, hv.y, acc[j][q]);
-            acc[j][q] = fmaf(wb[j].x, hv.z, acc[j][q]);
-            acc[j][q] = fmaf(wb[j].y, hv.w, acc[j][q]);
-          }
-        }
-      }
+      slice_matvec<TW, RPT, BC, KREG, KSM>(wreg, Wsm + warp * (KSM / 2) * RPT * 32 + lane, hcur + warp * KPW, H, acc);
       float* rd = red + (c & 1) * NW * R * BC;
 #pragma unroll
       for (int j = 0; j < RPT; ++j) {
