@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "test_cuda_util.h"
 
@@ -44,6 +46,9 @@ std::vector<PCase> cases() {
   v.push_back(make("lstm_H300_B3_ragged", OPENRNN_CELL_LSTM, 12, 300, 1, false, 6, 3, true));
   v.push_back(make("gru_H256_B6_bidir_ragged", OPENRNN_CELL_GRU, 24, 256, 1, true, 6, 6, true));
   v.push_back(make("gru_H512_B3", OPENRNN_CELL_GRU, 8, 512, 1, false, 5, 3, false));
+  // More columns than clusters per direction: v4 runs the forward (v6 takes one column per cluster).
+  v.push_back(make("gru_H256_B22_bidir_ragged", OPENRNN_CELL_GRU, 12, 256, 1, true, 5, 22, true));
+  v.push_back(make("lstm_H512_B13_bidir_ragged", OPENRNN_CELL_LSTM, 12, 512, 1, true, 4, 13, true));
   v.push_back(make("rnn_tanh_H1024_B5_ragged", OPENRNN_CELL_RNN_TANH, 16, 1024, 1, false, 5, 5, true));
   v.push_back(make("rnn_relu_H512_B3_bidir_ragged", OPENRNN_CELL_RNN_RELU, 8, 512, 1, true, 6, 3, true));
   {
@@ -100,21 +105,36 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
       return v.dt == OPENRNN_DATA_FLOAT ? tol : std::max(tol, 1.5 * rel_err(sv, r));
     };
     pr.cfg.algo = OPENRNN_ALGO_PERSISTENT;
-    const Outputs o = run_api(h_, pr, in, OPENRNN_FWD_TRAINING, true);
-    EXPECT_LE(rel_err(o.y, ref.y), bound(s.y, ref.y, v.fwd_tol)) << v.name << " y";
-    EXPECT_LE(rel_err(o.hy, ref.hy), bound(s.hy, ref.hy, v.fwd_tol)) << v.name << " hy";
-    EXPECT_LE(rel_err(o.dx, ref.dx), bound(s.dx, ref.dx, v.bwd_tol)) << v.name << " dx";
-    EXPECT_LE(rel_err(o.dhx, ref.dhx), bound(s.dhx, ref.dhx, v.bwd_tol)) << v.name << " dhx";
-    if (pr.lstm()) {
-      EXPECT_LE(rel_err(o.dcx, ref.dcx), bound(s.dcx, ref.dcx, v.bwd_tol)) << v.name << " dcx";
+    // The forward's kernel: v6 (small-batch tiles) where it takes the problem, and v4 with OPENRNN_PERSIST_V6=0
+    // (read at every call; persistent_algo.cu).
+    for (const char* v6 : {"1", "0"}) {
+      SCOPED_TRACE(std::string("OPENRNN_PERSIST_V6=") + v6);
+      setenv("OPENRNN_PERSIST_V6", v6, 1);
+      const Outputs o = run_api(h_, pr, in, OPENRNN_FWD_TRAINING, true);
+      EXPECT_LE(rel_err(o.y, ref.y), bound(s.y, ref.y, v.fwd_tol)) << v.name << " y";
+      EXPECT_LE(rel_err(o.hy, ref.hy), bound(s.hy, ref.hy, v.fwd_tol)) << v.name << " hy";
+      EXPECT_LE(rel_err(o.dx, ref.dx), bound(s.dx, ref.dx, v.bwd_tol)) << v.name << " dx";
+      EXPECT_LE(rel_err(o.dhx, ref.dhx), bound(s.dhx, ref.dhx, v.bwd_tol)) << v.name << " dhx";
+      if (pr.lstm()) {
+        EXPECT_LE(rel_err(o.dcx, ref.dcx), bound(s.dcx, ref.dcx, v.bwd_tol)) << v.name << " dcx";
+      }
+      EXPECT_LE(rel_err(o.dw, ref.dw), bound(s.dw, ref.dw, v.bwd_tol)) << v.name << " dw";
+      if (v.dt != OPENRNN_DATA_FLOAT)
+        std::printf("  %s dw vs float64: PERSISTENT %.3g, STANDARD %.3g\n", v.name, rel_err(o.dw, ref.dw),
+                    rel_err(s.dw, ref.dw));
+      const Outputs o2 = run_api(h_, pr, in, OPENRNN_FWD_TRAINING, true);
+      // Inference runs the other instantiation of the same kernel (no reserve writes): the same numbers, bit for bit
+      // (without dropout, which only training applies between layers).
+      if (pr.cfg.dropout == 0.0) {
+        const Outputs oi = run_api(h_, pr, in, OPENRNN_FWD_INFERENCE, false);
+        EXPECT_TRUE(bitwise_equal(o.y, oi.y) && bitwise_equal(o.hy, oi.hy) && bitwise_equal(o.cy, oi.cy))
+            << v.name << ": inference differs from training's forward";
+      }
+      EXPECT_TRUE(bitwise_equal(o.y, o2.y) && bitwise_equal(o.hy, o2.hy) && bitwise_equal(o.dx, o2.dx) &&
+                  bitwise_equal(o.dhx, o2.dhx) && bitwise_equal(o.dw, o2.dw))
+          << v.name << ": two runs differ";
     }
-    EXPECT_LE(rel_err(o.dw, ref.dw), bound(s.dw, ref.dw, v.bwd_tol)) << v.name << " dw";
-    if (v.dt != OPENRNN_DATA_FLOAT)
-      std::printf("  %s dw vs float64: PERSISTENT %.3g, STANDARD %.3g\n", v.name, rel_err(o.dw, ref.dw),
-                  rel_err(s.dw, ref.dw));
-    const Outputs o2 = run_api(h_, pr, in, OPENRNN_FWD_TRAINING, true);
-    EXPECT_TRUE(bitwise_equal(o.dx, o2.dx) && bitwise_equal(o.dhx, o2.dhx) && bitwise_equal(o.dw, o2.dw))
-        << v.name << ": two runs differ";
+    unsetenv("OPENRNN_PERSIST_V6");
   }
 }
 

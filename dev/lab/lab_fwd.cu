@@ -486,6 +486,14 @@ int cmd_prof(cublasHandle_t cb, const char* sub, int B, int T) {
     // Stamp slots differ by version: v4 has a gate phase and a cell phase (persistent_fwd.cuh), v2/v3 one
     // pointwise phase and an x-staging wait before the barrier.
     const bool v4 = v->name().rfind("v4_", 0) == 0;
+    if (v->name().rfind("v6_", 0) == 0) {
+      printf("prof %s B=%d groups=%d BT=%d cycles/step: matvec %.0f | reduce %.0f | gates+cell %.0f | push+arrive %.0f "
+             "| writes+x %.0f | wait %.0f | total %.0f\n",
+             v->name().c_str(), B, pl.groups, pl.BT, d[0], d[1], d[2], d[3], d[4], d[5],
+             d[0] + d[1] + d[2] + d[3] + d[4] + d[5] + d[6]);
+      cudaFree(dprof);
+      return 0;
+    }
     printf(v4 ? "prof %s B=%d groups=%d BT=%d cycles/step: matvec0 %.0f | sync %.0f | gates+sync %.0f | cell+push %.0f "
                 "| other chunks %.0f | barrier %.0f | grid wait+load %.0f | total %.0f\n"
               : "prof %s B=%d groups=%d BT=%d cycles/step: matvec0 %.0f | sync %.0f | pointwise0 %.0f | other chunks "

@@ -12,6 +12,7 @@
 #include "persist_fwd_v3.cuh"
 #include "persist_fwd_v4.cuh"
 #include "persist_fwd_v5.cuh"
+#include "persist_fwd_v6.cuh"
 
 #include <type_traits>
 
@@ -323,6 +324,125 @@ void add_variants_v5(std::vector<std::unique_ptr<Variant>>& v) {
   }
 }
 
+// v6 (src/cuda/persistent_fwd_v6.cuh, shipped for small batches): one tile of at most BC columns per cluster, so a
+// plan needs ceil(B / BC) co-resident clusters per direction (refused otherwise, like the library's choose()).
+template <int CELL, typename TW, int H_, int C_, int BC, int KGR>
+class V6Variant final : public Variant {
+  using Cfg = FwdConfigV6<CELL, TW, H_, C_, BC, KGR>;
+  static const void* kfn() { return reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR>); }
+
+ public:
+  std::string name() const override {
+    char b[128];
+    snprintf(b, sizeof b, "v6_%s_%s_H%d_cl%d_kgr%d_bc%d", cell_name(CELL), dtype_name(DTypeOf<TW>::v), H_, C_, KGR,
+             BC);
+    return b;
+  }
+  int cell() const override { return CELL; }
+  DType dtype() const override { return DTypeOf<TW>::v; }
+  int H() const override { return H_; }
+  bool grid_mode() const override { return false; }
+
+  Plan plan(int B, int D) const override {
+    Plan pl;
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, dev);
+    pl.C = C_;
+    cudaFuncAttributes fa;
+    cudaFuncGetAttributes(&fa, kfn());
+    pl.regs = fa.numRegs;
+    pl.local_bytes = int(fa.localSizeBytes);
+    pl.smem = Cfg::smem_bytes();
+    char msg[256];
+    if (pl.smem > prop.sharedMemPerBlockOptin) {
+      snprintf(msg, sizeof msg, "needs %zu B of shared memory per CTA", pl.smem);
+      pl.why = msg;
+      return pl;
+    }
+    if (C_ > 8) cudaFuncSetAttribute(kfn(), cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    cudaFuncSetAttribute(kfn(), cudaFuncAttributeMaxDynamicSharedMemorySize, int(pl.smem));
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(C_, 1, 1);
+    cfg.blockDim = dim3(Cfg::NT, 1, 1);
+    cfg.dynamicSmemBytes = pl.smem;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = C_;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kfn(), &cfg) != cudaSuccess) clusters = 0;
+    cudaGetLastError();
+    pl.max_active = clusters;
+    pl.BT = BC;
+    pl.groups = (B + BC - 1) / BC;
+    if (pl.groups * D > clusters) {
+      snprintf(msg, sizeof msg, "needs %d co-resident clusters of %d, the device holds %d", pl.groups * D, C_,
+               clusters);
+      pl.why = msg;
+      return pl;
+    }
+    pl.ok = true;
+    return pl;
+  }
+
+  cudaError_t run(const DevProblem& d, const Plan& pl, cudaStream_t s) const override {
+    FwdParams<TW> p{};
+    p.T = d.T;
+    p.B = d.B;
+    p.H = d.H;
+    p.Hr = d.H;
+    p.C = pl.C;
+    p.BT = pl.BT;
+    p.D = d.D;
+    p.y = static_cast<TW*>(d.y);
+    p.lengths = d.lengths;
+    for (int i = 0; i < 2; ++i) {
+      p.xproj[i] = d.xproj[i];
+      p.whh[i] = static_cast<const TW*>(d.whh[i]);
+      p.bx[i] = d.bx[i];
+      p.bh[i] = d.bh[i];
+      p.h0[i] = d.h0[i];
+      p.c0[i] = d.c0[i];
+      p.hn[i] = d.hn[i];
+      p.cn[i] = d.cn[i];
+    }
+    p.prof = d.prof;
+    p.clip = 0.f;
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(Cfg::NT, 1, 1);
+    cfg.dynamicSmemBytes = pl.smem;
+    cfg.stream = s;
+    cfg.gridDim = dim3(C_ * pl.groups, d.D, 1);
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = C_;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR>, p);
+  }
+};
+
+// v6: the library's small-batch set (persistent_kernels_v6.cuh), LSTM and GRU at H = 256 / 512.
+template <typename TW>
+void add_variants_v6(std::vector<std::unique_ptr<Variant>>& v) {
+  constexpr bool w16 = sizeof(TW) == 2;
+  v.emplace_back(new V6Variant<LSTM, TW, 256, 8, 1, 2>());
+  v.emplace_back(new V6Variant<LSTM, TW, 256, 8, 2, 2>());
+  v.emplace_back(new V6Variant<LSTM, TW, 256, 16, 1, 2>());  // one unit per warp
+  v.emplace_back(new V6Variant<LSTM, TW, 512, 16, 1, w16 ? 4 : 2>());
+  v.emplace_back(new V6Variant<LSTM, TW, 512, 16, 2, w16 ? 4 : 2>());
+  v.emplace_back(new V6Variant<GRU, TW, 256, 8, 1, 2>());
+  v.emplace_back(new V6Variant<GRU, TW, 256, 16, 1, 2>());
+  v.emplace_back(new V6Variant<GRU, TW, 512, 16, 1, w16 ? 4 : 2>());
+}
+
 // Earlier versions stay in the source (README.md has their numbers); build them with -DLAB_WITH_V1 / -DLAB_WITH_V2.
 template <typename TW>
 void add_variants(std::vector<std::unique_ptr<Variant>>& v) {
@@ -334,6 +454,7 @@ void add_variants(std::vector<std::unique_ptr<Variant>>& v) {
 #endif
   add_variants_v3<TW>(v);
   add_variants_v4<TW>(v);
+  add_variants_v6<TW>(v);
 #ifdef LAB_WITH_V5
   add_variants_v5<TW>(v);
 #endif

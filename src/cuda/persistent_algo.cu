@@ -48,6 +48,9 @@ const std::vector<std::unique_ptr<Kernel>>& all_kernels() {
     persist::add_kernels_f32(v);
     persist::add_kernels_bf16(v);
     persist::add_kernels_f16(v);
+    persist::add_kernels_v6_f32(v);
+    persist::add_kernels_v6_bf16(v);
+    persist::add_kernels_v6_f16(v);
     return v;
   }();
   return k;
@@ -59,19 +62,44 @@ struct Choice {
   std::string why;
 };
 
-// Which compiled configuration runs (dev/lab/README.md, v3 timings): small batches take the one-column chunk
-// (BC = 1: no padded FMAs), larger batches the wide chunk; cluster mode before grid mode (no global round trip per
-// step); grid mode for H = 1024, whose W_hh does not fit in one cluster. The first candidate whose plan fits runs.
+// OPENRNN_PERSIST_V6=0 (developer switch for A/B timing and tests, read at every call): the forward never takes
+// the v6 small-batch kernel.
+bool persist_v6_disabled() {
+  const char* e = std::getenv("OPENRNN_PERSIST_V6");
+  return e && std::strcmp(e, "0") == 0;
+}
+
+// Plans are cached per (device, kernel, B, D): the occupancy queries behind them cost tens of µs of host time.
+template <typename K>
+Plan cached_plan(const cudaDeviceProp& prop, const K* k, int B, int D) {
+  static std::mutex mu;
+  static std::map<std::tuple<int, const K*, int, int>, Plan> cache;
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
+  const auto key = std::make_tuple(dev, k, B, D);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, k->plan(prop, B, D)).first;
+  return it->second;
+}
+
+// Which compiled configuration runs. First the v6 small-batch kernel (persistent_fwd_v6.cuh), narrowest tile first,
+// when every batch tile gets its own cluster at once (waves == 1: B <= clusters per direction x BC); then v4
+// (dev/lab/README.md, v3 timings): small batches take the one-column chunk (BC = 1: no padded FMAs), larger
+// batches the wide chunk; cluster mode before grid mode (no global round trip per step); grid mode for H = 1024,
+// whose W_hh does not fit in one cluster. The first candidate whose plan fits runs.
 Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type dt, int H_, int B, int D) {
   Choice ch;
   const int H = persist::padded_hidden(H_);
+  const bool v6 = !persist_v6_disabled();
   std::vector<const Kernel*> cand;
   for (const auto& k : all_kernels())
-    if (k->cell() == cell && k->dtype() == dt && k->H() == H) cand.push_back(k.get());
+    if (k->cell() == cell && k->dtype() == dt && k->H() == H && (v6 || k->version() != 6)) cand.push_back(k.get());
   // v3 bench: BC=1 is fastest up to B=4 in cluster mode and up to B=2 in grid mode (H=1024, B=4: BC=8 5.96 vs BC=1
   // 6.94 µs/step); wider chunks from there on. Cluster before grid (grid mode only wins at H=512, B>=64 for LSTM, by
   // <10% at B=64; AUTO does not pick PERSISTENT at B=256, H=512).
   auto rank = [B](const Kernel* k) {
+    if (k->version() == 6) return -100 + k->bc();
     int r = k->grid_mode() ? 10 : 0;
     const bool small = B <= (k->grid_mode() ? 2 : 4);
     if (small) r += k->bc() == 1 ? 0 : 1;
@@ -79,26 +107,14 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
     return r;
   };
   std::stable_sort(cand.begin(), cand.end(), [&](const Kernel* a, const Kernel* b) { return rank(a) < rank(b); });
-  // Plans are cached per (device, kernel, B, D): the occupancy queries behind them cost tens of µs of host time.
-  static std::mutex mu;
-  static std::map<std::tuple<int, const Kernel*, int, int>, Plan> cache;
   for (const Kernel* k : cand) {
-    Plan pl;
-    {
-      int dev = -1;
-      if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
-      const auto key = std::make_tuple(dev, k, B, D);
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = cache.find(key);
-      if (it == cache.end()) it = cache.emplace(key, k->plan(prop, B, D)).first;
-      pl = it->second;
-    }
-    if (pl.ok) {
+    const Plan pl = cached_plan(prop, k, B, D);
+    if (pl.ok && (k->version() != 6 || pl.waves == 1)) {
       ch.k = k;
       ch.plan = pl;
       return ch;
     }
-    if (ch.why.empty()) ch.why = pl.why;
+    if (ch.why.empty() && k->version() != 6) ch.why = pl.why;
   }
   if (cand.empty()) ch.why = "no compiled configuration";
   return ch;
@@ -144,19 +160,8 @@ BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data
   std::stable_sort(cand.begin(), cand.end(), [B](const BwdKernel* a, const BwdKernel* b) {
     return B <= 4 ? a->bc() < b->bc() : a->bc() > b->bc();
   });
-  static std::mutex mu;
-  static std::map<std::tuple<int, const BwdKernel*, int, int>, Plan> cache;
-  int dev = -1;
-  if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
   for (const BwdKernel* k : cand) {
-    Plan pl;
-    {
-      const auto key = std::make_tuple(dev, k, B, D);
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = cache.find(key);
-      if (it == cache.end()) it = cache.emplace(key, k->plan(prop, B, D)).first;
-      pl = it->second;
-    }
+    const Plan pl = cached_plan(prop, k, B, D);
     if (pl.ok && pl.waves == 1) {
       ch.k = k;
       ch.plan = pl;

@@ -96,6 +96,40 @@ Plan plan_cluster(const cudaDeviceProp& prop, int B, int D, int C, int BC, int N
   return pl;
 }
 
+// The kernel parameter block of one layer's launch (v4 and v6 take the same one).
+template <typename TW>
+FwdParams<TW> fwd_params(const LaunchArgs& a, const Plan& pl, int H) {
+  FwdParams<TW> p{};
+  p.T = a.T;
+  p.B = a.B;
+  p.H = H;
+  p.Hr = a.Hr;
+  p.C = pl.C;
+  p.BT = pl.BT;
+  p.D = a.D;
+  p.y = static_cast<TW*>(a.y);
+  p.lengths = a.lengths;
+  p.prof = nullptr;
+  p.clip = a.clip;
+  for (int i = 0; i < 2; ++i) {
+    p.xproj[i] = a.xproj[i];
+    p.whh[i] = static_cast<const TW*>(a.whh[i]);
+    p.bx[i] = a.bx[i];
+    p.bh[i] = a.bh[i];
+    p.h0[i] = a.h0[i];
+    p.c0[i] = a.c0[i];
+    p.hn[i] = a.hn[i];
+    p.cn[i] = a.cn[i];
+    p.hg[i] = a.hg[i];
+    p.flags[i] = a.flags[i];
+    p.rs_acts[i] = a.rs_acts[i];
+    p.rs_hs[i] = static_cast<TW*>(a.rs_hs[i]);
+    p.rs_cs[i] = a.rs_cs[i];
+    p.rs_hn[i] = a.rs_hn[i];
+  }
+  return p;
+}
+
 template <int CELL, typename TW, int R, int NW, int KPW, int KREG, int BC, bool GRID>
 class KernelImpl final : public Kernel {
   using Cfg = FwdConfigV4<CELL, TW, R, NW, KPW, KREG, BC, GRID>;
@@ -177,34 +211,7 @@ class KernelImpl final : public Kernel {
   }
 
   void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
-    FwdParams<TW> p{};
-    p.T = a.T;
-    p.B = a.B;
-    p.H = Cfg::H;
-    p.Hr = a.Hr;
-    p.C = pl.C;
-    p.BT = pl.BT;
-    p.D = a.D;
-    p.y = static_cast<TW*>(a.y);
-    p.lengths = a.lengths;
-    p.prof = nullptr;
-    p.clip = a.clip;
-    for (int i = 0; i < 2; ++i) {
-      p.xproj[i] = a.xproj[i];
-      p.whh[i] = static_cast<const TW*>(a.whh[i]);
-      p.bx[i] = a.bx[i];
-      p.bh[i] = a.bh[i];
-      p.h0[i] = a.h0[i];
-      p.c0[i] = a.c0[i];
-      p.hn[i] = a.hn[i];
-      p.cn[i] = a.cn[i];
-      p.hg[i] = a.hg[i];
-      p.flags[i] = a.flags[i];
-      p.rs_acts[i] = a.rs_acts[i];
-      p.rs_hs[i] = static_cast<TW*>(a.rs_hs[i]);
-      p.rs_cs[i] = a.rs_cs[i];
-      p.rs_hn[i] = a.rs_hn[i];
-    }
+    const FwdParams<TW> p = fwd_params<TW>(a, pl, Cfg::H);
     cudaLaunchConfig_t cfg = {};
     cfg.blockDim = dim3(Cfg::NT, 1, 1);
     cfg.dynamicSmemBytes = pl.smem;

@@ -69,6 +69,9 @@ class Kernel {
   virtual int H() const = 0;
   virtual int bc() const = 0;
   virtual bool grid_mode() const = 0;
+  // 4: persist_fwd_v4_kernel (any batch, cluster or grid mode); 6: persist_fwd_v6_kernel (cluster mode, one tile
+  // of at most bc() columns per cluster: the small-batch kernel).
+  virtual int version() const { return 4; }
   virtual std::string name() const = 0;
   virtual Plan plan(const cudaDeviceProp& prop, int B, int D) const = 0;
   virtual void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const = 0;
@@ -111,6 +114,9 @@ class BwdKernel {
 void add_kernels_f32(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_bf16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_f16(std::vector<std::unique_ptr<Kernel>>& k);
+void add_kernels_v6_f32(std::vector<std::unique_ptr<Kernel>>& k);
+void add_kernels_v6_bf16(std::vector<std::unique_ptr<Kernel>>& k);
+void add_kernels_v6_f16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_bwd_kernels_f32(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_bf16(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_f16(std::vector<std::unique_ptr<BwdKernel>>& k);

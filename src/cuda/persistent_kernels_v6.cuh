@@ -1,0 +1,91 @@
+// persist_fwd_v6_kernel instantiations behind the Kernel interface (persistent_plan.h): cluster planning (one batch
+// tile of at most BC columns per cluster) and the cluster launch. Included by persistent_v6_{f32,bf16,f16}.cu only.
+#pragma once
+
+#include <cstdint>
+
+#include "persistent_fwd_v6.cuh"
+#include "persistent_kernels.cuh"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+
+template <int CELL, typename TW, int H_, int C_, int BC, int KGR>
+class KernelV6Impl final : public Kernel {
+  using Cfg = FwdConfigV6<CELL, TW, H_, C_, BC, KGR>;
+  static const void* kfn(bool train) {
+    return train ? reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true>)
+                 : reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false>);
+  }
+
+ public:
+  openrnn_cell cell() const override {
+    return CELL == LSTM ? OPENRNN_CELL_LSTM
+                        : CELL == GRU ? OPENRNN_CELL_GRU : CELL == RNN_TANH ? OPENRNN_CELL_RNN_TANH : OPENRNN_CELL_RNN_RELU;
+  }
+  openrnn_data_type dtype() const override { return DTypeOf<TW>::v; }
+  int H() const override { return H_; }
+  int bc() const override { return BC; }
+  bool grid_mode() const override { return false; }
+  int version() const override { return 6; }
+  std::string name() const override {
+    char b[96];
+    snprintf(b, sizeof b, "v6_H%d_cluster%d_kgr%d_bc%d", H_, C_, KGR, BC);
+    return b;
+  }
+
+  // A tile is exactly BC columns (the kernel has no chunk loop): larger tiles "do not fit".
+  Plan plan(const cudaDeviceProp& prop, int B, int D) const override {
+    const void* fns[2] = {kfn(false), kfn(true)};
+    const double wmb = double(Cfg::G) * H_ * H_ * sizeof(TW) / (1 << 20);
+    return plan_cluster(prop, B, D, C_, BC, Cfg::NT, fns, 2,
+                        [](int bt) { return bt <= BC ? Cfg::smem_bytes() : SIZE_MAX; }, H_, wmb);
+  }
+
+  void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
+    const FwdParams<TW> p = fwd_params<TW>(a, pl, H_);
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(C_ * pl.groups, a.D, 1);
+    cfg.blockDim = dim3(Cfg::NT, 1, 1);
+    cfg.dynamicSmemBytes = pl.smem;
+    cfg.stream = s;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = C_;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    if (a.rs_acts[0])
+      OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true>, p));
+    else
+      OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false>, p));
+  }
+};
+
+// The v6 configuration set per storage type: one-column tiles only (the lab's two-column tile took 2.37 against 1.39
+// µs/step per step at LSTM float32 H = 256, its shuffle reduction 4x longer: dev/lab/README.md). KGR (k groups of 4 per lane and row held in registers; the rest in
+// shared memory) per configuration from ptxas -v: as many as fit in ~64 registers of weights without spills.
+// H = 256: cluster of 8 (U = 32, 2 units per warp); H = 512: cluster of 16 (U = 32); RNN H = 1024: 16 (U = 64).
+template <typename TW>
+void add_kernels_v6(std::vector<std::unique_ptr<Kernel>>& v) {
+  constexpr bool w16 = sizeof(TW) == 2;
+  // LSTM (8 rows per warp)
+  v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 1, 2>());
+  v.emplace_back(new KernelV6Impl<LSTM, TW, 512, 16, 1, w16 ? 4 : 2>());
+  // GRU (6 rows per warp)
+  v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 1, 2>());
+  v.emplace_back(new KernelV6Impl<GRU, TW, 512, 16, 1, w16 ? 4 : 2>());
+  // RNN tanh / relu (2 rows per warp; 4 at H = 1024)
+  v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 256, 8, 1, 2>());
+  v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 512, 16, 1, 4>());
+  v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 1024, 16, 1, w16 ? 8 : 4>());
+  v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 256, 8, 1, 2>());
+  v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 512, 16, 1, 4>());
+  v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 1024, 16, 1, w16 ? 8 : 4>());
+}
+
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn

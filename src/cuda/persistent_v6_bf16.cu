@@ -1,0 +1,10 @@
+// PERSISTENT v6 (small-batch) kernels for __nv_bfloat16 storage (one file per type so they compile in parallel).
+#include "persistent_kernels_v6.cuh"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+void add_kernels_v6_bf16(std::vector<std::unique_ptr<Kernel>>& k) { add_kernels_v6<__nv_bfloat16>(k); }
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn
