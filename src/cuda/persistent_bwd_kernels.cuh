@@ -15,10 +15,7 @@ class BwdKernelImpl final : public BwdKernel {
   static const void* kfn() { return reinterpret_cast<const void*>(&persist_bwd_kernel<CELL, TW, H_, C, KREG, BC>); }
 
  public:
-  openrnn_cell cell() const override {
-    return CELL == LSTM ? OPENRNN_CELL_LSTM
-                        : CELL == GRU ? OPENRNN_CELL_GRU : CELL == RNN_TANH ? OPENRNN_CELL_RNN_TANH : OPENRNN_CELL_RNN_RELU;
-  }
+  openrnn_cell cell() const override { return api_cell(CELL); }
   openrnn_data_type dtype() const override { return DTypeOf<TW>::v; }
   int H() const override { return H_; }
   int bc() const override { return BC; }

@@ -28,6 +28,12 @@ struct DTypeOf<__half> {
   static constexpr openrnn_data_type v = OPENRNN_DATA_HALF;
 };
 
+// The API's cell of a kernel's Cell (persistent_common.cuh).
+inline openrnn_cell api_cell(int cell) {
+  return cell == LSTM ? OPENRNN_CELL_LSTM
+                      : cell == GRU ? OPENRNN_CELL_GRU : cell == RNN_TANH ? OPENRNN_CELL_RNN_TANH : OPENRNN_CELL_RNN_RELU;
+}
+
 // Cluster-mode plan, shared by the forward and backward kernels: the largest batch tile (a multiple of BC, at most
 // 256) whose shared memory (smem(bt)) fits, the cluster occupancy of every kernel in fns at that size (the smallest
 // counts), then the tile that spreads B over the clusters each of the D directions gets. waves > 1: the tiles do
@@ -142,10 +148,7 @@ class KernelImpl final : public Kernel {
   }
 
  public:
-  openrnn_cell cell() const override {
-    return CELL == LSTM ? OPENRNN_CELL_LSTM
-                        : CELL == GRU ? OPENRNN_CELL_GRU : CELL == RNN_TANH ? OPENRNN_CELL_RNN_TANH : OPENRNN_CELL_RNN_RELU;
-  }
+  openrnn_cell cell() const override { return api_cell(CELL); }
   openrnn_data_type dtype() const override { return DTypeOf<TW>::v; }
   int H() const override { return Cfg::H; }
   int bc() const override { return BC; }

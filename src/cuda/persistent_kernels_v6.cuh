@@ -20,10 +20,7 @@ class KernelV6Impl final : public Kernel {
   }
 
  public:
-  openrnn_cell cell() const override {
-    return CELL == LSTM ? OPENRNN_CELL_LSTM
-                        : CELL == GRU ? OPENRNN_CELL_GRU : CELL == RNN_TANH ? OPENRNN_CELL_RNN_TANH : OPENRNN_CELL_RNN_RELU;
-  }
+  openrnn_cell cell() const override { return api_cell(CELL); }
   openrnn_data_type dtype() const override { return DTypeOf<TW>::v; }
   int H() const override { return H_; }
   int bc() const override { return BC; }
