@@ -300,7 +300,7 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
     }
     stamp(t, 4);
 
-    // ---- global writes of step t while the barrier completes (one replica; gate rows by their gate lanes) ----
+    // ---- global writes of step t while the peers' h is in flight (one replica; gate rows by their gate lanes) ----
     if (q < nb && live && lead) {
       if (g == 0) {
         const int yt = valid ? te : t;

@@ -10,6 +10,8 @@
 // Backward data (persistent_bwd.cuh) holds the transposed slice W_hh^T [U, G*H] per CTA: the same values per CTA as
 // the forward's cluster mode, plus a [rows][G*H] float32 exchange buffer per batch tile (G times the forward's), so its
 // batch tiles are smaller; H = 1024 LSTM/GRU have no backward configuration (STANDARD's loop runs).
+// Small batches (persistent_fwd_v6.cuh) hold the same W_hh slice per CTA as cluster mode, one sequence per cluster:
+// B <= the co-resident clusters per direction (H100: fewer than 16 of 8 CTAs, 7 of 16).
 // Compiled hidden sizes: 256, 512, 1024 (one configuration set per H); any other H <= 1024 runs on the next compiled
 // size with the units past H as exact-zero padding (padded_hidden(); persistent_fwd.cuh says why they stay 0). A
 // plan that does not fit (shared memory per CTA, co-resident CTAs) is refused with the reason in words.
