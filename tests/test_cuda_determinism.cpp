@@ -1,6 +1,7 @@
 // Bitwise reproducibility: two runs of forward + backward_data + backward_weights on fresh buffers give identical
 // bits (no order-dependent atomics; fixed reduction orders; cuBLAS with atomics off), for sizes that use several
-// blocks per kernel, both directions in parallel streams, and every storage type.
+// blocks per kernel, both directions in parallel streams, the layer wavefront of one-direction stacks (three layers on
+// three streams), and every storage type.
 #include "test_cuda_util.h"  // first: defines OPENRNN_TEST_CUDA from the build's switch
 
 #ifdef OPENRNN_TEST_CUDA
@@ -14,6 +15,8 @@ struct DetCase {
   openrnn_cell cell;
   openrnn_data_type dt;
   const char* name;
+  bool bidir = true;
+  int L = 2;
 };
 
 class CudaDeterminism : public ::testing::TestWithParam<DetCase> {};
@@ -21,7 +24,7 @@ class CudaDeterminism : public ::testing::TestWithParam<DetCase> {};
 TEST_P(CudaDeterminism, TwoRunsAreBitwiseIdentical) {
   CUDATEST_SKIP_IF_NO_GPU();
   Problem pr;
-  pr.cfg = base_config(GetParam().cell, 96, 160, 2, true, GetParam().dt);
+  pr.cfg = base_config(GetParam().cell, 96, 160, GetParam().L, GetParam().bidir, GetParam().dt);
   pr.cfg.dropout = 0.1;
   pr.T = 12;
   pr.B = 48;
@@ -51,7 +54,11 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaDeterminism,
                                            DetCase{OPENRNN_CELL_GRU, OPENRNN_DATA_FLOAT, "gru_float32"},
                                            DetCase{OPENRNN_CELL_LSTM, OPENRNN_DATA_HALF, "lstm_float16"},
                                            DetCase{OPENRNN_CELL_GRU_RESET_BEFORE, OPENRNN_DATA_BFLOAT16,
-                                                   "gru_reset_before_bfloat16"}),
+                                                   "gru_reset_before_bfloat16"},
+                                           DetCase{OPENRNN_CELL_LSTM, OPENRNN_DATA_FLOAT, "lstm_float32_3layer_wavefront",
+                                                   false, 3},
+                                           DetCase{OPENRNN_CELL_GRU, OPENRNN_DATA_FLOAT, "gru_float32_4layer_wavefront",
+                                                   false, 4}),
                          [](const ::testing::TestParamInfo<DetCase>& i) { return std::string(i.param.name); });
 
 }  // namespace

@@ -1,6 +1,7 @@
 // CUDA graphs: forward(TRAINING) + backward_data + backward_weights (and forward(INFERENCE)) captured from the
 // handle's stream and replayed must give bitwise the results of the eager calls, replay after replay, and follow new
-// input values written into the same buffers (a captured call allocates nothing and synchronises nothing).
+// input values written into the same buffers (a captured call allocates nothing and synchronises nothing). The
+// one-direction stacks run STANDARD's layer wavefront (aux streams and events inside the capture).
 #include "test_cuda_util.h"  // first: defines OPENRNN_TEST_CUDA from the build's switch
 
 #ifdef OPENRNN_TEST_CUDA
@@ -14,12 +15,19 @@ struct GraphBuffers {
   DevBuf x, y, hx, hy, cx, cy, w, dy, dx, dhy, dhx, dcy, dcx, dw, ws, rs;
 };
 
-class CudaGraph : public ::testing::TestWithParam<openrnn_data_type> {};
+struct GraphCase {
+  openrnn_data_type dt;
+  int L;
+  bool bidir;
+  const char* name;
+};
+
+class CudaGraph : public ::testing::TestWithParam<GraphCase> {};
 
 TEST_P(CudaGraph, CaptureReplayMatchesEager) {
   CUDATEST_SKIP_IF_NO_GPU();
   Problem pr;
-  pr.cfg = base_config(OPENRNN_CELL_LSTM, 24, 32, 2, true, GetParam());
+  pr.cfg = base_config(OPENRNN_CELL_LSTM, 24, 32, GetParam().L, GetParam().bidir, GetParam().dt);
   pr.cfg.dropout = 0.25;
   pr.cfg.dropout_seed = 77;
   pr.T = 9;
@@ -147,12 +155,12 @@ TEST_P(CudaGraph, CaptureReplayMatchesEager) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, CudaGraph,
-                         ::testing::Values(OPENRNN_DATA_FLOAT, OPENRNN_DATA_HALF, OPENRNN_DATA_DOUBLE),
-                         [](const ::testing::TestParamInfo<openrnn_data_type>& i) {
-                           return std::string(i.param == OPENRNN_DATA_FLOAT  ? "float32"
-                                              : i.param == OPENRNN_DATA_HALF ? "float16"
-                                                                             : "float64");
-                         });
+                         ::testing::Values(GraphCase{OPENRNN_DATA_FLOAT, 2, true, "float32"},
+                                           GraphCase{OPENRNN_DATA_HALF, 2, true, "float16"},
+                                           GraphCase{OPENRNN_DATA_DOUBLE, 2, true, "float64"},
+                                           GraphCase{OPENRNN_DATA_FLOAT, 4, false, "float32_4layer_wavefront"},
+                                           GraphCase{OPENRNN_DATA_HALF, 3, false, "float16_3layer_wavefront"}),
+                         [](const ::testing::TestParamInfo<GraphCase>& i) { return std::string(i.param.name); });
 
 }  // namespace
 }  // namespace cudatest

@@ -109,6 +109,30 @@ std::vector<Case> cases() {
     Problem p = make(OPENRNN_CELL_RNN_TANH, 4, 6, 1, false, 5, 20);
     v.push_back({"rnn_tanh_B20", p});
   }
+  // One-direction stacks run the layer wavefront (standard_forward.cu): L = 4 is a group of three layers and one
+  // of one; chunks of the default rule (T = 9, 3 lanes: 2 steps) end inside the sequences and past the short ones;
+  // batch-major x makes layer 0's chunk GEMM strided-batched; dropout is applied chunk by chunk.
+  {
+    Problem p = make(OPENRNN_CELL_LSTM, 5, 6, 4, false, 9, 3);
+    p.lengths = {9, 4, 1};
+    p.layout = OPENRNN_LAYOUT_BATCH_MAJOR;
+    p.cfg.dropout = 0.25;
+    p.cfg.dropout_seed = 77;
+    p.dropout_offset = 3;
+    v.push_back({"lstm_4layer_wavefront_ragged_batchmajor_dropout", p});
+  }
+  {
+    Problem p = make(OPENRNN_CELL_LSTM, 4, 7, 3, false, 8, 20);
+    p.cfg.proj_size = 5;
+    p.lengths.resize(20);
+    for (int b = 0; b < 20; ++b) p.lengths[b] = 1 + (b * 5) % 8;
+    v.push_back({"lstm_proj_3layer_wavefront_B20_ragged", p});
+  }
+  {
+    Problem p = make(OPENRNN_CELL_GRU_RESET_BEFORE, 6, 5, 2, false, 7, 20);
+    p.layout = OPENRNN_LAYOUT_BATCH_MAJOR;
+    v.push_back({"gru_reset_before_2layer_wavefront_B20_batchmajor", p});
+  }
   // The same checks on the CPU backend validate this file's reference and gradient checks without a GPU.
   const size_t n = v.size();
   for (size_t i = 0; i < n; ++i) {

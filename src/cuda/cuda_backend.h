@@ -39,6 +39,8 @@
 // Developer switch: OPENRNN_STD_FUSED=0|1 (read once per process) forces the STANDARD per-step path to cuBLAS GEMM +
 // pointwise (0) or to the fused step kernels wherever they apply (1); unset = the measured rule in
 // standard_fused.cuh.
+// OPENRNN_STD_WAVEFRONT=0|N (read once per process): STANDARD's layer wavefront off, or on with chunks of N steps
+// wherever it applies (one direction, L >= 2); unset = the measured rule, std_wavefront() in standard_algo.cu.
 #pragma once
 
 #include <cublas_v2.h>
@@ -59,6 +61,8 @@ constexpr size_t kCublasWorkspaceBytes = size_t(4) << 20;
 // Extra streams: direction 1 runs on aux[0]; aux[1] is available to algorithms (layer wavefront, wgrad overlap).
 constexpr int kAuxStreams = 2;
 constexpr int kEvents = 8;
+// fork/join use events[0 .. kAuxStreams]; events[kFreeEvent0 ..] are an algorithm's own (STANDARD's layer wavefront).
+constexpr int kFreeEvent0 = 1 + kAuxStreams;
 // Alignment of every region in a workspace / reserve carve-up.
 constexpr size_t kAlign = 256;
 

@@ -104,10 +104,12 @@ __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
 
-// Row of vector (t, b) of a [T, B, W] (row_t = B, row_b = 1) or [B, T, W] (row_t = 1, row_b = T) tensor.
+// Row of vector (t, b) of a [T, B, W] (row_t = B, row_b = 1) or [B, T, W] (row_t = 1, row_b = T) tensor:
+// t * row_t + b * row_b + base. base != 0 maps a buffer that holds only the steps [t0, t1) of the sequences (the
+// layer wavefront's chunk of the input projection, standard_forward.cu).
 struct RowMap {
-  long long row_t = 0, row_b = 0;
-  __host__ __device__ long long row(int t, int b) const { return t * row_t + b * row_b; }
+  long long row_t = 0, row_b = 0, base = 0;
+  __host__ __device__ long long row(int t, int b) const { return t * row_t + b * row_b + base; }
 };
 inline RowMap seq_major_rows(int B) { return RowMap{B, 1}; }
 inline RowMap layout_rows(openrnn_layout layout, int T, int B) {

@@ -46,10 +46,11 @@ void copy_rows(const Src* src, RowMap src_rows, Dst* dst, RowMap dst_rows, int T
                double fill, cudaStream_t s);
 
 // Dropout on a sequence-major [T, B, W] tensor of layer `layer`'s input (element index (t*B+b)*W+u is the Philox
-// index): dst[i] = keep(i) ? src[i] * scale : 0. src == dst allowed (backward applies the same mask to gradients).
+// index): dst[i] = keep(first + i) ? src[i] * scale : 0 for i < n. src == dst allowed (backward applies the same
+// mask to gradients). first: the tensor's element index of src[0] / dst[0] (a chunk of steps: t0 * B * W).
 template <typename T>
 void dropout_apply(const T* src, T* dst, long long n, uint64_t seed, uint64_t offset, int layer, uint32_t threshold,
-                   double scale, cudaStream_t s);
+                   double scale, cudaStream_t s, long long first = 0);
 
 template <typename T>
 void fill_value(T* dst, long long n, double v, cudaStream_t s);

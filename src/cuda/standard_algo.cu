@@ -1,6 +1,8 @@
 // STANDARD algorithm: support query, buffer sizes (standard_plan.h) and dispatch on the storage type.
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "cuda_backend.h"
@@ -46,7 +48,48 @@ struct Carver {
     return o;
   }
 };
+// OPENRNN_STD_WAVEFRONT: -1 unset (the rule), 0 off, N > 0 chunks of N steps.
+int wavefront_override() {
+  static const int v = [] {
+    const char* e = std::getenv("OPENRNN_STD_WAVEFRONT");
+    if (!e || !*e) return -1;
+    char* end = nullptr;
+    const long n = std::strtol(e, &end, 10);
+    return (*end == 0 && n >= 0 && n <= 1000000) ? static_cast<int>(n) : -1;
+  }();
+  return v;
+}
 }  // namespace
+
+static_assert(kStdLanes == 1 + kAuxStreams, "the wavefront uses every stream of the context");
+
+void std_wavefront(const StdDims& d, int* lanes, int* chunk) {
+  *lanes = 0;
+  *chunk = 0;
+  // A bidirectional layer needs both halves of its input before its reverse direction can start: no wavefront.
+  if (d.D != 1 || d.L < 2 || d.T < 2) return;
+  const int o = wavefront_override();
+  if (o == 0) return;
+  // Measured rule (H100, 2026-11-21, T = 100, L = 2 and 4, wavefront vs layers one after another, per layer and
+  // step; docs/performance.md). The wavefront overlaps GPU work of two layers, so it pays where a step's GPU time is
+  // above what the host needs to issue it (~10 us for a cuBLAS GEMM + pointwise step), and costs ~10% (chunked
+  // input GEMMs, events) where the step is bound by issuing:
+  //   float32: 1.01-1.46x at B <= 256 with H <= 512 and at B <= 64 with H = 1024; B = 256 H = 1024 0.97-1.06x: off.
+  //   float16/bfloat16: 1.29-1.61x at B <= 16 with H <= 512 (the fused step kernel), 1.08-1.17x at B = 256 with
+  //   H >= 512; 0.75-0.97x at B = 64, at B = 256 H = 256 and at H = 1024 with B <= 64 (issue-bound steps): off.
+  if (o < 0) {
+    const long long BH = static_cast<long long>(d.B) * d.H;
+    if (d.es == 2 ? !((d.B <= 16 && d.H <= 512) || (d.B >= 256 && d.H >= 512)) : BH >= 256LL * 1024) return;
+  }
+  const int n = std::min(d.L, kStdLanes);
+  // A chunk of c steps costs c steps plus one input GEMM; the pipeline fills in (n - 1) chunks. Total time for one
+  // group ~ (T/c + n - 1) * (c * step + gemm): minimal at c = sqrt(T * gemm / ((n - 1) * step)), with gemm ~ step
+  // at the small batches where the wavefront pays.
+  int c = o > 0 ? o : static_cast<int>(std::lround(std::sqrt(static_cast<double>(d.T) / (n - 1))));
+  c = std::max(1, std::min(c, d.T));
+  *lanes = n;
+  *chunk = c;
+}
 
 StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, bool training) {
   StdLayout s;
@@ -87,22 +130,25 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
 
   // forward
   {
+    std_wavefront(d, &s.wave, &s.chunk);
     Carver f{cublas_workspace_bytes()};
     if (lens) s.f_lens = f.take(B * sizeof(int32_t));
-    for (int dir = 0; dir < d.D; ++dir) {
-      s.f_gx[dir] = f.take(TB * GH * d.ss);
+    const int lanes = s.wave > 0 ? s.wave : d.D;
+    const size_t gx_rows = s.wave > 0 ? static_cast<size_t>(s.chunk) * B : TB;
+    for (int j = 0; j < lanes; ++j) {
+      s.f_gx[j] = f.take(gx_rows * GH * d.ss);
       // Two product parts (16-bit split state: [2B, GH], M doubled; float32 K split: [B, 2, GH]); float64: one.
-      s.f_gh[dir] = f.take(static_cast<size_t>(d.ss == 8 ? 1 : 2) * B * GH * d.ss);
-      if (d.gru_rb) s.f_ghn[dir] = f.take(B * H * d.ss);
-      if (d.proj) s.f_hp[dir] = f.take(B * static_cast<size_t>(d.P) * d.ss);
+      s.f_gh[j] = f.take(static_cast<size_t>(d.ss == 8 ? 1 : 2) * B * GH * d.ss);
+      if (d.gru_rb) s.f_ghn[j] = f.take(B * H * d.ss);
+      if (d.proj) s.f_hp[j] = f.take(B * static_cast<size_t>(d.P) * d.ss);
       if (d.split == 2 && (d.gru_rb || d.proj))  // K-doubled operand (standard_forward.cu)
-        s.f_w2[dir] = f.take((GH * 2 * Hout + (d.proj ? static_cast<size_t>(d.P) * 2 * H : 0)) * d.es);
+        s.f_w2[j] = f.take((GH * 2 * Hout + (d.proj ? static_cast<size_t>(d.P) * 2 * H : 0)) * d.es);
       if (!training) {
-        if (d.gru_rb) s.f_acts[dir] = f.take(B * GH * d.ss);
-        s.f_hs[dir] = f.take(2 * B * hs * d.es);
-        if (d.lstm) s.f_cs[dir] = f.take(2 * B * H * d.ss);
-        if (d.proj) s.f_htil[dir] = f.take(B * us * d.es);
-        if (d.gru_rb) s.f_rh[dir] = f.take(B * us * d.es);
+        if (d.gru_rb) s.f_acts[j] = f.take(B * GH * d.ss);
+        s.f_hs[j] = f.take(2 * B * hs * d.es);
+        if (d.lstm) s.f_cs[j] = f.take(2 * B * H * d.ss);
+        if (d.proj) s.f_htil[j] = f.take(B * us * d.es);
+        if (d.gru_rb) s.f_rh[j] = f.take(B * us * d.es);
       }
     }
     if (!training && d.L > 1) {
@@ -118,7 +164,7 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   {
     Carver b{cublas_workspace_bytes()};
     if (lens) s.b_lens = b.take(B * sizeof(int32_t));
-    for (int dir = 0; dir < d.D; ++dir) {
+    for (int dir = 0; dir < (s.wave > 0 ? s.wave : d.D); ++dir) {  // per lane
       s.b_dh[dir][0] = b.take(B * Hout * d.ss);
       s.b_dh[dir][1] = b.take(B * Hout * d.ss);
       if (d.lstm) {
@@ -132,6 +178,7 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     const size_t maxw = std::max(static_cast<size_t>(d.I), W);
     s.b_dx[0] = b.take(TB * maxw * d.es);
     if (d.L > 1) s.b_dx[1] = b.take(TB * maxw * d.es);
+    if (s.wave > 0 && d.L >= 3) s.b_dx0 = b.take(TB * static_cast<size_t>(d.I) * d.es);
     s.bwd_bytes = b.off;
   }
   // backward_weights

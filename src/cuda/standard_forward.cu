@@ -1,7 +1,15 @@
 // STANDARD forward: per layer, per direction (direction 1 on an aux stream), one input GEMM over all steps
 // [T*B, I_l] x W_ih^T, then per step the recurrent GEMM [B, Hout] x W_hh^T and one pointwise kernel (GRU reset-before:
-// two GEMMs and two kernels; LSTM projection: one more GEMM and a fix-up kernel). Layers are joined before the next
-// layer's input GEMM (a bidirectional layer needs both halves of its input).
+// two GEMMs and two kernels; LSTM projection: one more GEMM and a fix-up kernel). Bidirectional stacks join the
+// layers before the next layer's input GEMM (a bidirectional layer needs both halves of its input).
+//
+// Layer wavefront (one direction, L >= 2; StdLayout::wave, rule in standard_algo.cu): groups of up to kStdLanes
+// layers run at once, layer g0 + j on lane j, in chunks of `chunk` steps. For chunk [t0, t1) lane j waits for lane
+// j - 1's event (layer g0 + j - 1 has written its output rows of these steps), computes the input projection of those
+// steps only ([(t1-t0)*B, I_l] x W_ih^T into its chunk buffer), runs the steps, and records its own event. The host
+// issues chunk-major (every lane's chunk k before any lane's chunk k + 1), so each wait binds to the record of the
+// same chunk: an event re-recorded later does not disturb a wait already issued (CUDA's rule, also under graph
+// capture). Groups run one after another.
 #include "cuda_ops.h"
 #include "philox.h"
 #include "standard_impl.h"
@@ -9,6 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
+#include <vector>
+#include <algorithm>
 
 #include "standard_fused.cuh"
 #include "standard_kernels.cuh"
@@ -43,233 +53,351 @@ bool use_ksplit(const StdDims& d, openrnn_data_type dt, bool fused) {
   return d.B >= 32 && d.Hout >= 512;
 }
 
+
+// One call's problem and buffers, and the layer-level pieces (input, output, dropout) that FwdRun uses.
+template <typename T>
+struct FwdCall {
+  using S = typename Arith<T>::type;
+  const Context& ctx;
+  const openrnn_rnn_desc& rnn;
+  const openrnn_seq_desc& x;
+  const StdLayout& s;
+  const ForwardArgs& a;
+  const StdDims& d;
+  GemmSpec g;
+  void* ws;
+  void* rs;
+  int32_t* lens;
+  RowMap seq_rows, user_rows;
+
+  FwdCall(const Context& c, const openrnn_rnn_desc& r, const openrnn_seq_desc& xs, const StdLayout& sl,
+          const ForwardArgs& args)
+      : ctx(c), rnn(r), x(xs), s(sl), a(args), d(sl.d), g(gemm_spec(r.cfg.data_type, r.cfg.math_mode)),
+        ws(args.workspace), rs(args.reserve), lens(region<int32_t>(args.workspace, sl.f_lens)),
+        seq_rows(seq_major_rows(sl.d.B)), user_rows(layout_rows(xs.layout, sl.d.T, sl.d.B)) {}
+
+  const T* wptr(int l, int dir, openrnn_weight_kind k) const {
+    const size_t off = rnn.weights.offset(l, dir, k, d.D);
+    return off == SIZE_MAX ? nullptr : static_cast<const T*>(a.w) + off;
+  }
+  // The previous layer's output [T, B, D*Hout] (l >= 1).
+  T* prev_y(int l) const {
+    return s.training ? region<T>(rs, s.rsv_y[static_cast<size_t>(l - 1)]) : region<T>(ws, s.f_y[(l - 1) % 2]);
+  }
+  // Layer l's input and its rows: the user's x (l = 0), else the previous layer's output or, training with dropout,
+  // the dropped copy kept in the reserve (drop_input writes it).
+  const T* layer_x(int l) const {
+    if (l == 0) return static_cast<const T*>(a.x);
+    return s.dropout ? region<T>(rs, s.rsv_x[static_cast<size_t>(l)]) : prev_y(l);
+  }
+  RowMap layer_x_rows(int l) const { return l == 0 ? user_rows : seq_rows; }
+  // Writes the dropped input of layer l for steps [t0, t1) (sequence-major rows, so one contiguous range).
+  void drop_input(int l, int t0, int t1, cudaStream_t st) const {
+    if (l == 0 || !s.dropout) return;
+    const long long rowW = static_cast<long long>(d.B) * d.D * d.Hout, e0 = t0 * rowW;
+    dropout_apply(prev_y(l) + e0, region<T>(rs, s.rsv_x[static_cast<size_t>(l)]) + e0, (t1 - t0) * rowW,
+                  rnn.cfg.dropout_seed, rnn.dropout_offset, l, dropout_threshold(rnn.cfg.dropout),
+                  1.0 / (1.0 - rnn.cfg.dropout), st, e0);
+  }
+  bool last(int l) const { return l == d.L - 1; }
+  T* layer_y(int l) const {
+    if (last(l)) return static_cast<T*>(a.y);
+    return s.training ? region<T>(rs, s.rsv_y[static_cast<size_t>(l)]) : region<T>(ws, s.f_y[l % 2]);
+  }
+};
+
+// One layer and direction, run on lane j with lane j's buffers: begin() (initial state), then for each range of
+// steps input() (their input projection) and steps(), then end() (final state).
+template <typename T>
+class FwdRun {
+ public:
+  using S = typename Arith<T>::type;
+
+  FwdRun(const FwdCall<T>& c, int l, int dir, int lane)
+      : c_(c), d_(c.d), dir_(dir), st_(c.ctx.lane(lane)), bh_(c.ctx.lane_blas(lane)) {
+    const StdDims& d = d_;
+    const StdLayout& s = c.s;
+    const auto& cfg = c.rnn.cfg;
+    void* ws = c.ws;
+    void* rs = c.rs;
+    const int B = d.B, H = d.H, GH = d.GH;
+    Wih_ = c.wptr(l, dir, OPENRNN_WEIGHT_IH);
+    Whh_ = c.wptr(l, dir, OPENRNN_WEIGHT_HH);
+    Whr_ = c.wptr(l, dir, OPENRNN_WEIGHT_HR);
+    X_ = c.layer_x(l);
+    x_rows_ = c.layer_x_rows(l);
+    I_l_ = d.layer_in(l);
+    gx_ = region<S>(ws, s.f_gx[lane]);
+    gh_ = region<S>(ws, s.f_gh[lane]);
+    ghn_ = d.gru_rb ? region<S>(ws, s.f_ghn[lane]) : nullptr;
+    if (s.training) {
+      const StdReserveDir& q = s.rsv[static_cast<size_t>(l * d.D + dir)];
+      hs_ = region<T>(rs, q.hs);
+      cs_ = region<S>(rs, q.cs);
+      acts_ = region<S>(rs, q.acts);
+      htil_ = region<T>(rs, q.htil);
+      hn_ = region<S>(rs, q.hn);
+      rh_ = region<T>(rs, q.rh);
+      acts_t_ = static_cast<long long>(B) * GH;
+      hn_t_ = static_cast<long long>(B) * H;
+      htil_t_ = rh_t_ = static_cast<long long>(B) * d.us_ld();
+    } else {
+      hs_ = region<T>(ws, s.f_hs[lane]);
+      cs_ = region<S>(ws, s.f_cs[lane]);
+      acts_ = region<S>(ws, s.f_acts[lane]);
+      htil_ = region<T>(ws, s.f_htil[lane]);
+      rh_ = region<T>(ws, s.f_rh[lane]);
+    }
+    hB_ = static_cast<long long>(B) * d.Hout;
+    cB_ = static_cast<long long>(B) * H;
+    hsB_ = static_cast<long long>(B) * d.hs_ld();
+    sidx_ = static_cast<size_t>(l * d.D + dir);
+
+    FwdStep<T, S>& p = p_;
+    p.B = B;
+    p.H = H;
+    p.Hout = d.Hout;
+    p.lens = c.lens;
+    p.gx = gx_;
+    p.gx_rows = x_rows_;
+    p.bih = c.wptr(l, dir, OPENRNN_BIAS_IH);
+    p.bhh = c.wptr(l, dir, OPENRNN_BIAS_HH);
+    p.y = c.layer_y(l);
+    p.y_rows = c.last(l) ? c.user_rows : c.seq_rows;
+    p.y_width = d.D * d.Hout;
+    p.y_col = dir * d.Hout;
+    p.fill = c.last(l) ? static_cast<S>(c.x.fill) : S(0);  // internal layer outputs: 0 at padding (GEMM-safe)
+    p.clip = static_cast<S>(cfg.cell_clip);
+    p.relu = cfg.cell == OPENRNN_CELL_RNN_RELU;
+    p.hp = d.proj ? region<S>(ws, s.f_hp[lane]) : nullptr;
+
+    fused_ = use_fused_fwd(d, cfg.data_type);
+    // Recurrent GEMM operands for split states (standard_kernels.cuh): LSTM without projection, GRU
+    // linear-before-reset and RNN multiply the [2B, Hout] view of the slot by W_hh (M doubled, gh_lo); GRU
+    // reset-before and projection multiply [hi | lo] by [W | W] (K doubled).
+    m2_ = d.split == 2 && !d.gru_rb && !d.proj;
+    ks_ = use_ksplit(d, cfg.data_type, fused_);
+    // OPENRNN_MATH_ALLOW_REDUCED_STATE (16-bit types): the product takes hi = round(h) only, M = B, as cuDNN's
+    // does. LSTM and RNN accumulate it into step t's rows of gx in place (beta = 1: no [B, GH] buffer written
+    // and read back); GRU keeps W_hn h apart from W_in x (r multiplies it), so it writes gh.
+    reduced_ = m2_ && cfg.math_mode == OPENRNN_MATH_ALLOW_REDUCED_STATE;
+    in_place_ = reduced_ && !d.gru_lbr;  // also needs gx's row stride within int: checked per input()
+    Wrec_ = Whh_;
+    Wproj_ = Whr_;
+    if (d.split == 2 && !fused_ && !m2_) {
+      w2_ = region<T>(ws, s.f_w2[lane]);
+      Wrec_ = w2_;
+      if (d.proj) Wproj_ = w2_ + static_cast<size_t>(GH) * 2 * d.Hout;
+    }
+  }
+
+  // Initial state (hx, cx or zeros) into the entering slot; the K-doubled weights of split states.
+  void begin() const {
+    const StdDims& d = d_;
+    const int first = slot_first(d.T, dir_, c_.s.slots);
+    const T* hx = c_.a.hx ? static_cast<const T*>(c_.a.hx) + sidx_ * hB_ : nullptr;
+    state_in(hx, hs_ + first * hsB_, d.B, d.Hout, d.hs_ld(), st_);
+    if (d.lstm) {
+      const T* cx = c_.a.cx ? static_cast<const T*>(c_.a.cx) + sidx_ * cB_ : nullptr;
+      convert_or_zero(cx, cs_ + first * cB_, cB_, st_);
+    }
+    if (w2_) {
+      dup_cols(Whh_, w2_, d.GH, d.Hout, st_);
+      if (d.proj) dup_cols(Whr_, w2_ + static_cast<size_t>(d.GH) * 2 * d.Hout, d.Hout, d.H, st_);
+    }
+  }
+
+  // gx = X W_ih^T for the steps [t0, t1). The whole sequence: one GEMM, rows in X's order. A chunk: only its rows,
+  // in a buffer of (t1 - t0) * B rows that the step kernels address through gx_rows' base.
+  void input(int t0, int t1) {
+    const StdDims& d = d_;
+    const int GH = d.GH, B = d.B, n = t1 - t0;
+    const cudaDataType_t tS = CudaType<S>::value;
+    if (t0 == 0 && t1 == d.T) {
+      gemm_rm(bh_, c_.g, false, true, static_cast<int>(d.TB()), GH, I_l_, 1.0, X_, I_l_, Wih_, I_l_, 0.0, gx_, tS,
+              GH);
+      p_.gx_rows = x_rows_;
+    } else if (x_rows_.row_b == 1) {  // sequence-major: the chunk's rows are contiguous
+      gemm_rm(bh_, c_.g, false, true, n * B, GH, I_l_, 1.0, X_ + x_rows_.row(t0, 0) * I_l_, I_l_, Wih_, I_l_, 0.0,
+              gx_, tS, GH);
+      p_.gx_rows = RowMap{B, 1, -static_cast<long long>(t0) * B};
+    } else {  // batch-major user x: per sequence b, rows b*T + t0 .. t1-1 (one strided-batched call)
+      gemm_rm_batched(bh_, c_.g, false, true, n, GH, I_l_, 1.0, X_ + x_rows_.row(t0, 0) * I_l_, I_l_,
+                      x_rows_.row_b * I_l_, Wih_, I_l_, 0, 0.0, gx_, tS, GH, static_cast<long long>(n) * GH, B);
+      p_.gx_rows = RowMap{1, n, -static_cast<long long>(t0)};
+    }
+  }
+
+  // Steps k in [k0, k1) of this direction (t = k forward, T - 1 - k reverse).
+  void steps(int k0, int k1) {
+    const StdDims& d = d_;
+    const int T_ = d.T, B = d.B, H = d.H, Hout = d.Hout, GH = d.GH, hs_ld = d.hs_ld(), us_ld = d.us_ld();
+    const cudaDataType_t tS = CudaType<S>::value;
+    const int slots = c_.s.slots;
+    FwdStep<T, S>& p = p_;
+    const unsigned grid_h = grid_for(cB_, kBlock), grid_p = grid_for(hB_, kBlock);
+    const long long gx_ldc = p.gx_rows.row_b * GH;
+    const bool in_place = in_place_ && gx_ldc <= INT_MAX;
+    for (int k = k0; k < k1; ++k) {
+      const int t = dir_ == 0 ? k : T_ - 1 - k;
+      p.t = t;
+      p.hin = hs_ + slot_in(t, dir_, slots) * hsB_;
+      p.hout = hs_ + slot_out(t, dir_, slots) * hsB_;
+      if (d.lstm) {
+        p.cin = cs_ + slot_in(t, dir_, slots) * cB_;
+        p.cout = cs_ + slot_out(t, dir_, slots) * cB_;
+      }
+      p.acts = acts_ ? acts_ + t * acts_t_ : nullptr;
+      p.hn = hn_ ? hn_ + t * hn_t_ : nullptr;
+      p.htil = htil_ ? htil_ + t * htil_t_ : nullptr;
+      p.rh = rh_ ? rh_ + t * rh_t_ : nullptr;
+      if (d.gru_rb) {
+        // [r z] part: gh [B, 2H] = h W_h{r,z}^T; then n part on r*h.
+        gemm_rm(bh_, c_.g, false, true, B, 2 * H, hs_ld, 1.0, p.hin, hs_ld, Wrec_, hs_ld, 0.0, gh_, tS, 2 * H);
+        p.gh = gh_;
+        p.gh_ld = 2 * H;
+        gru_rb1_kernel<T, S><<<grid_h, kBlock, 0, st_>>>(p);
+        OPENRNN_LAUNCH_CHECK("gru_rb1_kernel");
+        gemm_rm(bh_, c_.g, false, true, B, H, us_ld, 1.0, p.rh, us_ld, Wrec_ + static_cast<size_t>(2) * H * us_ld,
+                us_ld, 0.0, ghn_, tS, H);
+        p.gh = ghn_;
+        p.gh_ld = H;
+        gru_rb2_kernel<T, S><<<grid_h, kBlock, 0, st_>>>(p);
+        OPENRNN_LAUNCH_CHECK("gru_rb2_kernel");
+        continue;
+      }
+      if constexpr (!std::is_same<T, double>::value) {
+        if (fused_) {
+          fused_forward_step(d, p, Whh_, c_.ctx.device, st_);
+          continue;
+        }
+      }
+      if (in_place) {
+        S* gxt = const_cast<S*>(p.gx) + p.gx_rows.row(t, 0) * GH;  // rows b at gxt + b * gx_ldc
+        gemm_rm(bh_, c_.g, false, true, B, GH, Hout, 1.0, p.hin, hs_ld, Whh_, Hout, 1.0, gxt, tS, gx_ldc);
+        p.gh_ld = 0;
+        p.gh_lo = 0;
+        p.gh = nullptr;
+      } else if (reduced_) {
+        gemm_rm(bh_, c_.g, false, true, B, GH, Hout, 1.0, p.hin, hs_ld, Whh_, Hout, 0.0, gh_, tS, GH);
+        p.gh_ld = GH;
+        p.gh_lo = 0;
+      } else if (m2_) {
+        // gh [2B, GH]: row 2b = hi_b W_hh^T, row 2b+1 = lo_b W_hh^T.
+        gemm_rm(bh_, c_.g, false, true, 2 * B, GH, Hout, 1.0, p.hin, Hout, Whh_, Hout, 0.0, gh_, tS, GH);
+        p.gh_ld = 2 * GH;
+        p.gh_lo = GH;
+      } else if (ks_) {
+        // gh [B, 2, GH]: part k = h[:, k*Hout/2 ..] W_hh[:, k*Hout/2 ..]^T over Hout/2 columns.
+        const int K2 = Hout / 2;
+        gemm_rm_batched(bh_, c_.g, false, true, B, GH, K2, 1.0, p.hin, hs_ld, K2, Whh_, Hout, K2, 0.0, gh_, tS,
+                        2 * GH, GH, 2);
+        p.gh_ld = 2 * GH;
+        p.gh_lo = GH;
+      } else {
+        gemm_rm(bh_, c_.g, false, true, B, GH, hs_ld, 1.0, p.hin, hs_ld, Wrec_, hs_ld, 0.0, gh_, tS, GH);
+        p.gh_ld = GH;
+      }
+      if (!in_place) p.gh = gh_;
+      if (d.lstm) {
+        lstm_fwd_kernel<T, S><<<grid_h, kBlock, 0, st_>>>(p);
+        OPENRNN_LAUNCH_CHECK("lstm_fwd_kernel");
+        if (d.proj) {
+          // hp [B, P] = htil [B, H] W_hr^T for every row; proj_post makes it the state of active rows and y.
+          gemm_rm(bh_, c_.g, false, true, B, Hout, us_ld, 1.0, p.htil, us_ld, Wproj_, us_ld, 0.0,
+                  const_cast<S*>(p.hp), tS, Hout);
+          proj_post_kernel<T, S><<<grid_p, kBlock, 0, st_>>>(p);
+          OPENRNN_LAUNCH_CHECK("proj_post_kernel");
+        }
+      } else if (d.gru_lbr) {
+        gru_fwd_kernel<T, S><<<grid_h, kBlock, 0, st_>>>(p);
+        OPENRNN_LAUNCH_CHECK("gru_fwd_kernel");
+      } else {
+        rnn_fwd_kernel<T, S><<<grid_h, kBlock, 0, st_>>>(p);
+        OPENRNN_LAUNCH_CHECK("rnn_fwd_kernel");
+      }
+    }
+  }
+
+  // Final state into hy / cy.
+  void end() const {
+    const StdDims& d = d_;
+    const int lastslot = slot_last(d.T, dir_, c_.s.slots);
+    if (c_.a.hy) state_out(hs_ + lastslot * hsB_, static_cast<T*>(c_.a.hy) + sidx_ * hB_, d.B, d.Hout, d.hs_ld(), st_);
+    if (c_.a.cy && d.lstm) convert_or_zero(cs_ + lastslot * cB_, static_cast<T*>(c_.a.cy) + sidx_ * cB_, cB_, st_);
+  }
+
+ private:
+  const FwdCall<T>& c_;
+  const StdDims& d_;
+  int dir_;
+  cudaStream_t st_;
+  cublasHandle_t bh_;
+  const T *Wih_ = nullptr, *Whh_ = nullptr, *Whr_ = nullptr, *Wrec_ = nullptr, *Wproj_ = nullptr;
+  T* w2_ = nullptr;
+  const T* X_ = nullptr;
+  RowMap x_rows_;
+  int I_l_ = 0;
+  S *gx_ = nullptr, *gh_ = nullptr, *ghn_ = nullptr;
+  T* hs_ = nullptr;
+  S *cs_ = nullptr, *acts_ = nullptr, *hn_ = nullptr;
+  T *htil_ = nullptr, *rh_ = nullptr;
+  long long acts_t_ = 0, htil_t_ = 0, hn_t_ = 0, rh_t_ = 0;  // per-step strides (0: one reused slot)
+  long long hB_ = 0, cB_ = 0, hsB_ = 0;  // one user state [B, Hout], one cell state [B, H], one state slot
+  size_t sidx_ = 0;                      // this layer and direction's index in hx / cx / hy / cy
+  bool fused_ = false, m2_ = false, ks_ = false, reduced_ = false, in_place_ = false;
+  FwdStep<T, S> p_{};
+};
+
 }  // namespace
 
 template <typename T>
 void std_forward(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const StdLayout& s,
                  const ForwardArgs& a) {
-  using S = typename Arith<T>::type;
   const StdDims& d = s.d;
-  const auto& cfg = rnn.cfg;
-  const GemmSpec g = gemm_spec(cfg.data_type, cfg.math_mode);
-  const cudaDataType_t tS = CudaType<S>::value, tT = CudaType<T>::value;
-  (void)tT;
-  void* ws = a.workspace;
-  void* rs = a.reserve;
-  const bool training = s.training;
-  ctx.bind_blas_workspace(ws);
+  ctx.bind_blas_workspace(a.workspace);
+  const FwdCall<T> c(ctx, rnn, x, s, a);
+  if (c.lens) upload_lengths(x, c.lens, ctx.stream);
 
-  int32_t* lens = region<int32_t>(ws, s.f_lens);
-  if (lens) upload_lengths(x, lens, ctx.stream);
-
-  const T* w = static_cast<const T*>(a.w);
-  const int T_ = d.T, B = d.B, H = d.H, Hout = d.Hout, GH = d.GH, W = d.D * d.Hout;
-  const long long TB = d.TB();
-  const uint32_t thr = dropout_threshold(cfg.dropout);
-  const double scale = 1.0 / (1.0 - cfg.dropout);
-  const RowMap seq_rows = seq_major_rows(B), user_rows = layout_rows(x.layout, T_, B);
-  auto wptr = [&](int l, int dir, openrnn_weight_kind k) -> const T* {
-    const size_t off = rnn.weights.offset(l, dir, k, d.D);
-    return off == SIZE_MAX ? nullptr : w + off;
-  };
-
-  for (int l = 0; l < d.L; ++l) {
-    const int I_l = d.layer_in(l);
-    const T* X = static_cast<const T*>(a.x);
-    RowMap x_rows = user_rows;
-    if (l > 0) {
-      const T* prev = training ? region<T>(rs, s.rsv_y[static_cast<size_t>(l - 1)])
-                               : region<T>(ws, s.f_y[(l - 1) % 2]);
-      if (s.dropout) {
-        T* xl = region<T>(rs, s.rsv_x[static_cast<size_t>(l)]);
-        dropout_apply(prev, xl, TB * W, cfg.dropout_seed, rnn.dropout_offset, l, thr, scale, ctx.stream);
-        X = xl;
-      } else {
-        X = prev;
+  if (s.wave == 0) {
+    for (int l = 0; l < d.L; ++l) {
+      c.drop_input(l, 0, d.T, ctx.stream);
+      ctx.fork(d.D);
+      for (int dir = 0; dir < d.D; ++dir) {
+        FwdRun<T> r(c, l, dir, dir);
+        r.begin();
+        r.input(0, d.T);
+        r.steps(0, d.T);
+        r.end();
       }
-      x_rows = seq_rows;
+      ctx.join(d.D);
     }
-    const bool last = l == d.L - 1;
-    T* Y = last ? static_cast<T*>(a.y) : (training ? region<T>(rs, s.rsv_y[static_cast<size_t>(l)])
-                                                   : region<T>(ws, s.f_y[l % 2]));
-    const RowMap y_rows = last ? user_rows : seq_rows;
-    const S fill = last ? static_cast<S>(x.fill) : S(0);  // internal layer outputs: 0 at padding (GEMM-safe)
+    return;
+  }
 
-    ctx.fork(d.D);
-    for (int dir = 0; dir < d.D; ++dir) {
-      const cudaStream_t st = ctx.lane(dir);
-      const cublasHandle_t bh = ctx.lane_blas(dir);
-      const T *Wih = wptr(l, dir, OPENRNN_WEIGHT_IH), *Whh = wptr(l, dir, OPENRNN_WEIGHT_HH);
-      const T *bih = wptr(l, dir, OPENRNN_BIAS_IH), *bhh = wptr(l, dir, OPENRNN_BIAS_HH);
-      const T* Whr = wptr(l, dir, OPENRNN_WEIGHT_HR);
-      S* gx = region<S>(ws, s.f_gx[dir]);
-      S* gh = region<S>(ws, s.f_gh[dir]);
-      S* ghn = d.gru_rb ? region<S>(ws, s.f_ghn[dir]) : nullptr;
-
-      // gx [T*B, G*H] = X [T*B, I_l] W_ih^T, rows in X's order (the user's layout for layer 0).
-      gemm_rm(bh, g, false, true, static_cast<int>(TB), GH, I_l, 1.0, X, I_l, Wih, I_l, 0.0, gx, tS, GH);
-
-      T* hs;
-      S *cs, *acts, *hn;
-      T *htil, *rh;
-      long long acts_t = 0, htil_t = 0, hn_t = 0, rh_t = 0;  // per-step strides (0: one reused slot)
-      if (training) {
-        const StdReserveDir& q = s.rsv[static_cast<size_t>(l * d.D + dir)];
-        hs = region<T>(rs, q.hs);
-        cs = region<S>(rs, q.cs);
-        acts = region<S>(rs, q.acts);
-        htil = region<T>(rs, q.htil);
-        hn = region<S>(rs, q.hn);
-        rh = region<T>(rs, q.rh);
-        acts_t = static_cast<long long>(B) * GH;
-        hn_t = static_cast<long long>(B) * H;
-        htil_t = rh_t = static_cast<long long>(B) * d.us_ld();
-      } else {
-        hs = region<T>(ws, s.f_hs[dir]);
-        cs = region<S>(ws, s.f_cs[dir]);
-        acts = region<S>(ws, s.f_acts[dir]);
-        htil = region<T>(ws, s.f_htil[dir]);
-        hn = nullptr;
-        rh = region<T>(ws, s.f_rh[dir]);
-      }
-      // hB: one user state [B, Hout]; hsB: one internal state slot [B, Hout * split].
-      const long long hB = static_cast<long long>(B) * Hout, cB = static_cast<long long>(B) * H;
-      const int hs_ld = d.hs_ld(), us_ld = d.us_ld();
-      const long long hsB = static_cast<long long>(B) * hs_ld;
-      const int first = slot_first(T_, dir, s.slots), lastslot = slot_last(T_, dir, s.slots);
-      const size_t sidx = static_cast<size_t>(l * d.D + dir);
-      state_in(a.hx ? static_cast<const T*>(a.hx) + sidx * hB : static_cast<const T*>(nullptr), hs + first * hsB, B,
-               Hout, hs_ld, st);
-      if (d.lstm)
-        convert_or_zero(a.cx ? static_cast<const T*>(a.cx) + sidx * cB : static_cast<const T*>(nullptr),
-                        cs + first * cB, cB, st);
-
-      FwdStep<T, S> p{};
-      p.B = B;
-      p.H = H;
-      p.Hout = Hout;
-      p.lens = lens;
-      p.gx = gx;
-      p.gx_rows = x_rows;
-      p.bih = bih;
-      p.bhh = bhh;
-      p.y = Y;
-      p.y_rows = y_rows;
-      p.y_width = W;
-      p.y_col = dir * Hout;
-      p.fill = fill;
-      p.clip = static_cast<S>(cfg.cell_clip);
-      p.relu = cfg.cell == OPENRNN_CELL_RNN_RELU;
-      const unsigned grid_h = grid_for(cB, kBlock), grid_p = grid_for(hB, kBlock);
-
-      const bool fused = use_fused_fwd(d, cfg.data_type);
-      // Recurrent GEMM operands for split states (standard_kernels.cuh): LSTM without projection, GRU
-      // linear-before-reset and RNN multiply the [2B, Hout] view of the slot by W_hh (M doubled, gh_lo); GRU
-      // reset-before and projection multiply [hi | lo] by [W | W] (K doubled).
-      const bool m2 = d.split == 2 && !d.gru_rb && !d.proj;
-      const bool ks = use_ksplit(d, cfg.data_type, fused);
-      // OPENRNN_MATH_ALLOW_REDUCED_STATE (16-bit types): the product takes hi = round(h) only, M = B, as cuDNN's
-      // does. LSTM and RNN accumulate it into step t's rows of gx in place (beta = 1: no [B, GH] buffer written
-      // and read back); GRU keeps W_hn h apart from W_in x (r multiplies it), so it writes gh.
-      const bool reduced = m2 && cfg.math_mode == OPENRNN_MATH_ALLOW_REDUCED_STATE;
-      const long long gx_ldc = x_rows.row_b * GH;
-      const bool in_place = reduced && !d.gru_lbr && gx_ldc <= INT_MAX;
-      const T* Wrec = Whh;
-      const T* Wproj = Whr;
-      if (d.split == 2 && !fused && !m2) {
-        T* w2 = region<T>(ws, s.f_w2[dir]);
-        dup_cols(Whh, w2, GH, Hout, st);
-        Wrec = w2;
-        if (d.proj) {
-          T* wp2 = w2 + static_cast<size_t>(GH) * 2 * Hout;
-          dup_cols(Whr, wp2, Hout, H, st);
-          Wproj = wp2;
-        }
-      }
-      S* hp = d.proj ? region<S>(ws, s.f_hp[dir]) : nullptr;
-      p.hp = hp;
-      for (int k = 0; k < T_; ++k) {
-        const int t = dir == 0 ? k : T_ - 1 - k;
-        p.t = t;
-        p.hin = hs + slot_in(t, dir, s.slots) * hsB;
-        p.hout = hs + slot_out(t, dir, s.slots) * hsB;
-        if (d.lstm) {
-          p.cin = cs + slot_in(t, dir, s.slots) * cB;
-          p.cout = cs + slot_out(t, dir, s.slots) * cB;
-        }
-        p.acts = acts ? acts + t * acts_t : nullptr;
-        p.hn = hn ? hn + t * hn_t : nullptr;
-        p.htil = htil ? htil + t * htil_t : nullptr;
-        p.rh = rh ? rh + t * rh_t : nullptr;
-        if (d.gru_rb) {
-          // [r z] part: gh [B, 2H] = h W_h{r,z}^T; then n part on r*h.
-          gemm_rm(bh, g, false, true, B, 2 * H, hs_ld, 1.0, p.hin, hs_ld, Wrec, hs_ld, 0.0, gh, tS, 2 * H);
-          p.gh = gh;
-          p.gh_ld = 2 * H;
-          gru_rb1_kernel<T, S><<<grid_h, kBlock, 0, st>>>(p);
-          OPENRNN_LAUNCH_CHECK("gru_rb1_kernel");
-          gemm_rm(bh, g, false, true, B, H, us_ld, 1.0, p.rh, us_ld, Wrec + static_cast<size_t>(2) * H * us_ld, us_ld,
-                  0.0, ghn, tS, H);
-          p.gh = ghn;
-          p.gh_ld = H;
-          gru_rb2_kernel<T, S><<<grid_h, kBlock, 0, st>>>(p);
-          OPENRNN_LAUNCH_CHECK("gru_rb2_kernel");
-          continue;
-        }
-        if constexpr (!std::is_same<T, double>::value) {
-          if (fused) {
-            fused_forward_step(d, p, Whh, ctx.device, st);
-            continue;
-          }
-        }
-        if (in_place) {
-          S* gxt = gx + x_rows.row(t, 0) * GH;  // rows b at gxt + b * gx_ldc
-          gemm_rm(bh, g, false, true, B, GH, Hout, 1.0, p.hin, hs_ld, Whh, Hout, 1.0, gxt, tS, gx_ldc);
-          p.gh_ld = 0;
-          p.gh_lo = 0;
-          p.gh = nullptr;
-        } else if (reduced) {
-          gemm_rm(bh, g, false, true, B, GH, Hout, 1.0, p.hin, hs_ld, Whh, Hout, 0.0, gh, tS, GH);
-          p.gh_ld = GH;
-          p.gh_lo = 0;
-        } else if (m2) {
-          // gh [2B, GH]: row 2b = hi_b W_hh^T, row 2b+1 = lo_b W_hh^T.
-          gemm_rm(bh, g, false, true, 2 * B, GH, Hout, 1.0, p.hin, Hout, Whh, Hout, 0.0, gh, tS, GH);
-          p.gh_ld = 2 * GH;
-          p.gh_lo = GH;
-        } else if (ks) {
-          // gh [B, 2, GH]: part k = h[:, k*Hout/2 ..] W_hh[:, k*Hout/2 ..]^T over Hout/2 columns.
-          const int K2 = Hout / 2;
-          gemm_rm_batched(bh, g, false, true, B, GH, K2, 1.0, p.hin, hs_ld, K2, Whh, Hout, K2, 0.0, gh, tS, 2 * GH,
-                          GH, 2);
-          p.gh_ld = 2 * GH;
-          p.gh_lo = GH;
-        } else {
-          gemm_rm(bh, g, false, true, B, GH, hs_ld, 1.0, p.hin, hs_ld, Wrec, hs_ld, 0.0, gh, tS, GH);
-          p.gh_ld = GH;
-        }
-        if (!in_place) p.gh = gh;
-        if (d.lstm) {
-          lstm_fwd_kernel<T, S><<<grid_h, kBlock, 0, st>>>(p);
-          OPENRNN_LAUNCH_CHECK("lstm_fwd_kernel");
-          if (d.proj) {
-            // hp [B, P] = htil [B, H] W_hr^T for every row; proj_post makes it the state of active rows and y.
-            gemm_rm(bh, g, false, true, B, Hout, us_ld, 1.0, p.htil, us_ld, Wproj, us_ld, 0.0, hp, tS, Hout);
-            proj_post_kernel<T, S><<<grid_p, kBlock, 0, st>>>(p);
-            OPENRNN_LAUNCH_CHECK("proj_post_kernel");
-          }
-        } else if (d.gru_lbr) {
-          gru_fwd_kernel<T, S><<<grid_h, kBlock, 0, st>>>(p);
-          OPENRNN_LAUNCH_CHECK("gru_fwd_kernel");
-        } else {
-          rnn_fwd_kernel<T, S><<<grid_h, kBlock, 0, st>>>(p);
-          OPENRNN_LAUNCH_CHECK("rnn_fwd_kernel");
-        }
-      }
-      if (a.hy) state_out(hs + lastslot * hsB, static_cast<T*>(a.hy) + sidx * hB, B, Hout, hs_ld, st);
-      if (a.cy && d.lstm) convert_or_zero(cs + lastslot * cB, static_cast<T*>(a.cy) + sidx * cB, cB, st);
+  // Layer wavefront (see the top of this file).
+  for (int g0 = 0; g0 < d.L; g0 += s.wave) {
+    const int n = std::min(s.wave, d.L - g0);
+    ctx.fork(n);
+    std::vector<FwdRun<T>> runs;
+    runs.reserve(static_cast<size_t>(n));
+    for (int j = 0; j < n; ++j) {
+      runs.emplace_back(c, g0 + j, 0, j);
+      runs.back().begin();
     }
-    ctx.join(d.D);
+    for (int t0 = 0; t0 < d.T; t0 += s.chunk) {
+      const int t1 = std::min(d.T, t0 + s.chunk);
+      for (int j = 0; j < n; ++j) {
+        const cudaStream_t st = ctx.lane(j);
+        if (j > 0) OPENRNN_CUDA_CHECK(cudaStreamWaitEvent(st, ctx.events[kFreeEvent0 + j - 1], 0));
+        c.drop_input(g0 + j, t0, t1, st);
+        runs[static_cast<size_t>(j)].input(t0, t1);
+        runs[static_cast<size_t>(j)].steps(t0, t1);
+        if (j < n - 1) OPENRNN_CUDA_CHECK(cudaEventRecord(ctx.events[kFreeEvent0 + j], st));
+      }
+    }
+    for (int j = 0; j < n; ++j) runs[static_cast<size_t>(j)].end();
+    ctx.join(n);
   }
 }
 

@@ -35,6 +35,8 @@ namespace openrnn {
 namespace cuda {
 
 constexpr size_t kAbsent = SIZE_MAX;
+// Streams an algorithm may use at once: the handle's stream and cuda_backend.h's kAuxStreams.
+constexpr int kStdLanes = 3;
 
 struct StdDims {
   int T, B, I, H, Hout, P, G, GH, L, D;
@@ -65,22 +67,34 @@ struct StdLayout {
   std::vector<size_t> rsv_x;       // [l], kAbsent unless l >= 1 and dropout
   size_t reserve_bytes = 0;
 
-  // forward workspace (offsets from the workspace start; the cuBLAS slices come first)
+  // Layer wavefront (forward, one direction, L >= 2; standard_forward.cu): the layers of a group of `wave`
+  // consecutive layers run at once, layer g0 + j on lane j, in chunks of `chunk` steps; layer g0 + j starts chunk k
+  // when layer g0 + j - 1 has finished it. wave = 0: off (layers one after another, direction d on lane d).
+  int wave = 0, chunk = 0;
+
+  // forward workspace (offsets from the workspace start; the cuBLAS slices come first). Per lane j (direction j, or
+  // wavefront lane j): gx holds the input projection of every step ([T*B, G*H]), or of one chunk in the wavefront
+  // ([chunk*B, G*H]); the other buffers hold one step.
   size_t f_lens = kAbsent;
-  size_t f_gx[2]{}, f_gh[2]{}, f_ghn[2]{};
-  size_t f_hp[2]{kAbsent, kAbsent};  // LSTM projection GEMM output [B, P] S
-  size_t f_w2[2]{kAbsent, kAbsent};  // split: [W_hh | W_hh] [G*H, 2*Hout] then [W_hr | W_hr] [P, 2*H], T
+  size_t f_gx[kStdLanes]{}, f_gh[kStdLanes]{}, f_ghn[kStdLanes]{};
+  size_t f_hp[kStdLanes]{kAbsent, kAbsent, kAbsent};  // LSTM projection GEMM output [B, P] S
+  // split: [W_hh | W_hh] [G*H, 2*Hout] then [W_hr | W_hr] [P, 2*H], T
+  size_t f_w2[kStdLanes]{kAbsent, kAbsent, kAbsent};
   // inference only (training keeps these in the reserve)
-  size_t f_acts[2]{kAbsent, kAbsent}, f_hs[2]{}, f_cs[2]{kAbsent, kAbsent}, f_htil[2]{kAbsent, kAbsent},
-      f_rh[2]{kAbsent, kAbsent};
+  size_t f_acts[kStdLanes]{kAbsent, kAbsent, kAbsent}, f_hs[kStdLanes]{}, f_cs[kStdLanes]{kAbsent, kAbsent, kAbsent},
+      f_htil[kStdLanes]{kAbsent, kAbsent, kAbsent}, f_rh[kStdLanes]{kAbsent, kAbsent, kAbsent};
   size_t f_y[2]{kAbsent, kAbsent};  // ping-pong layer outputs [T, B, D*Hout]
   size_t fwd_bytes = 0;
 
   // backward_data workspace
   size_t b_lens = kAbsent;
-  size_t b_dh[2][2]{}, b_dc[2][2]{}, b_dhtil[2]{}, b_drh[2]{};
-  size_t b_wt[2]{kAbsent, kAbsent};  // W_hh^T [Hout, G*H] T for the fused backward kernel
+  // per lane j (direction j, or wavefront lane j as in the forward): dh / dc ping-pong [B, Hout] / [B, H] S, ...
+  size_t b_dh[kStdLanes][2]{}, b_dc[kStdLanes][2]{}, b_dhtil[kStdLanes]{}, b_drh[kStdLanes]{};
+  size_t b_wt[kStdLanes]{kAbsent, kAbsent, kAbsent};  // W_hh^T [Hout, G*H] T for the fused backward kernel
   size_t b_dx[2]{};  // ping-pong [T, B, max layer input] T
+  // wavefront with L >= 3: layer 0's dX [T, B, I] T of its own. In b_dx[0] its rows (width I) would overlap rows of
+  // other steps of layer 2's dX (width D*Hout), which layer 1 of the same group is still reading.
+  size_t b_dx0 = kAbsent;
   size_t bwd_bytes = 0;
 
   // backward_weights workspace
@@ -92,6 +106,10 @@ struct StdLayout {
 
 StdDims std_dims(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x);
 StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, bool training);
+// The forward's layer wavefront for these dimensions: lanes (0 = off) and chunk length in steps. Rule and
+// measurements: standard_algo.cu, docs/performance.md; OPENRNN_STD_WAVEFRONT=0 (off) or =N (chunks of N steps)
+// overrides it (developer switch, read once per process).
+void std_wavefront(const StdDims& d, int* lanes, int* chunk);
 
 // Slot index of the state entering / leaving step t for direction dir (see above).
 inline int slot_in(int t, int dir, int slots) { return (dir == 0 ? t : t + 1) % slots; }

@@ -44,11 +44,11 @@ __global__ void copy_rows_kernel(const Src* src, RowMap sr, Dst* dst, RowMap dr,
 }
 
 template <typename T>
-__global__ void dropout_kernel(const T* src, T* dst, long long n, uint64_t seed, uint64_t offset, int layer,
-                               uint32_t threshold, double scale) {
+__global__ void dropout_kernel(const T* src, T* dst, long long n, long long first, uint64_t seed, uint64_t offset,
+                               int layer, uint32_t threshold, double scale) {
   using A = decltype(to_f(T()));
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
-    const bool keep = dropout_keep(seed, offset, layer, static_cast<uint64_t>(i), threshold);
+    const bool keep = dropout_keep(seed, offset, layer, static_cast<uint64_t>(first + i), threshold);
     st(dst + i, keep ? to_f(src[i]) * static_cast<A>(scale) : static_cast<A>(0));
   }
 }
@@ -138,9 +138,9 @@ void copy_rows(const Src* src, RowMap sr, Dst* dst, RowMap dr, int T, int B, int
 
 template <typename T>
 void dropout_apply(const T* src, T* dst, long long n, uint64_t seed, uint64_t offset, int layer, uint32_t threshold,
-                   double scale, cudaStream_t s) {
+                   double scale, cudaStream_t s, long long first) {
   if (n <= 0) return;
-  dropout_kernel<<<grid_capped(n), kBlock, 0, s>>>(src, dst, n, seed, offset, layer, threshold, scale);
+  dropout_kernel<<<grid_capped(n), kBlock, 0, s>>>(src, dst, n, first, seed, offset, layer, threshold, scale);
   OPENRNN_LAUNCH_CHECK("dropout_kernel");
 }
 
@@ -185,7 +185,7 @@ void dup_cols(const T* src, T* dst, int rows, int cols, cudaStream_t s) {
 
 #define OPENRNN_INST_T(T)                                                                                       \
   template void dropout_apply<T>(const T*, T*, long long, uint64_t, uint64_t, int, uint32_t, double,           \
-                                 cudaStream_t);                                                                 \
+                                 cudaStream_t, long long);                                                      \
   template void fill_value<T>(T*, long long, double, cudaStream_t);                                            \
   template void state_in<T>(const T*, T*, int, int, int, cudaStream_t);                                         \
   template void state_out<T>(const T*, T*, int, int, int, cudaStream_t);                                        \
