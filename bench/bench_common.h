@@ -81,6 +81,9 @@ struct Timing {
   // Equal to wall time for a single-threaded run on an idle machine, and unaffected by other processes taking the
   // cores; meaningless with several threads (it adds their times, spin-waits included).
   bool process_clock = false;
+  // GPU: capture one call into a CUDA graph (after the warm-up calls) and time replays of it: the host's cost of
+  // issuing the call's kernels and GEMMs is left out (what an application that captures its RNN call sees).
+  bool graph = false;
 };
 
 // One algorithm of a comparator on one problem.

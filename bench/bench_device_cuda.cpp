@@ -77,12 +77,20 @@ class CudaDevice final : public Device {
                  const Timing& timing) override {
     std::vector<double> t;
     t.reserve(timing.reps);
+    cudaGraphExec_t exec = nullptr;
     for (int i = 0; i < timing.warmup + timing.reps; ++i) {
       before();
+      if (timing.graph && i == timing.warmup) exec = capture(region);
       if (timing.flush_l2)
         cuda_check(cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, stream_), "cudaMemsetAsync (L2 flush)");
       cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
-      region();
+      if (exec) {
+        const cudaError_t e = cudaGraphLaunch(exec, stream_);
+        if (e != cudaSuccess) cudaGraphExecDestroy(exec);
+        cuda_check(e, "cudaGraphLaunch");
+      } else {
+        region();
+      }
       cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
       cuda_check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
       cuda_check(cudaGetLastError(), "kernel launch");
@@ -90,10 +98,32 @@ class CudaDevice final : public Device {
       cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
       if (i >= timing.warmup) t.push_back(1000.0 * ms);
     }
+    if (exec) cudaGraphExecDestroy(exec);
     return median(t);
   }
 
  private:
+  // One call of `region` captured from the stream into an instantiated graph (the caller destroys it).
+  cudaGraphExec_t capture(const std::function<void()>& region) {
+    cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    cuda_check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    cudaGraph_t g = nullptr;
+    try {
+      region();
+    } catch (...) {
+      cudaStreamEndCapture(stream_, &g);
+      if (g) cudaGraphDestroy(g);
+      cudaGetLastError();
+      throw;
+    }
+    cuda_check(cudaStreamEndCapture(stream_, &g), "cudaStreamEndCapture (the call could not be captured)");
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    cuda_check(e, "cudaGraphInstantiate");
+    return exec;
+  }
+
   int ordinal_;
   cudaDeviceProp prop_{};
   cudaStream_t stream_ = nullptr;

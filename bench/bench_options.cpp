@@ -89,6 +89,9 @@ Timing:
   --rounds N               time each problem N times, alternating openrnn and the comparator, and keep each
                            engine's smallest median (for machines shared with other work)  [1]
   --no-flush               GPU: do not flush L2 between repeats
+  --graph                  GPU: after the warm-up, capture one call of each engine into a CUDA graph and time its
+                           replays (no host issue cost inside the timed region); an engine whose call cannot be
+                           captured gets an error row
   --threads N              CPU: threads for openrnn (openrnn_set_num_threads) and oneDNN (omp_set_num_threads);
                            default: each library's own default (the number of cores)
 Other:
@@ -147,6 +150,10 @@ Options parse_options(int argc, char** argv) {
     }
     if (a == "--reference") {
       o.reference = true;
+      continue;
+    }
+    if (a == "--graph") {
+      o.timing.graph = true;
       continue;
     }
     if (a == "--no-flush") {

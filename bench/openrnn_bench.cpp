@@ -149,7 +149,8 @@ int run(const Options& o) {
   if (comp)
     for (const auto& l : comp->describe()) out.line("# " + l);
   out.line("# timing: warmup " + std::to_string(o.timing.warmup) + ", median of " + std::to_string(o.timing.reps) +
-           (o.cuda ? (o.timing.flush_l2 ? ", CUDA events, L2 flushed before each call" : ", CUDA events, no flush")
+           (o.cuda ? std::string(o.timing.graph ? ", CUDA graph replays of one captured call" : "") +
+                         (o.timing.flush_l2 ? ", CUDA events, L2 flushed before each call" : ", CUDA events, no flush")
                    : (o.timing.process_clock ? ", CLOCK_PROCESS_CPUTIME_ID (CPU time)" : ", steady_clock")) +
            "; us_per_step = time / (T * L)" +
            (o.rounds > 1 ? "; " + std::to_string(o.rounds) +

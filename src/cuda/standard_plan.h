@@ -67,9 +67,10 @@ struct StdLayout {
   std::vector<size_t> rsv_x;       // [l], kAbsent unless l >= 1 and dropout
   size_t reserve_bytes = 0;
 
-  // Layer wavefront (forward, one direction, L >= 2; standard_forward.cu): the layers of a group of `wave`
-  // consecutive layers run at once, layer g0 + j on lane j, in chunks of `chunk` steps; layer g0 + j starts chunk k
-  // when layer g0 + j - 1 has finished it. wave = 0: off (layers one after another, direction d on lane d).
+  // Layer wavefront (one direction, L >= 2; forward: standard_forward.cu, backward_data: standard_backward.cu, which
+  // runs it top-down in reverse time): the layers of a group of `wave` consecutive layers run at once, one per lane,
+  // in chunks of `chunk` steps; a layer starts chunk k when the layer feeding it has finished that chunk. wave = 0:
+  // off (layers one after another, direction d on lane d).
   int wave = 0, chunk = 0;
 
   // forward workspace (offsets from the workspace start; the cuBLAS slices come first). Per lane j (direction j, or
