@@ -181,7 +181,7 @@ class FwdRun {
     // does. LSTM and RNN accumulate it into step t's rows of gx in place (beta = 1: no [B, GH] buffer written
     // and read back); GRU keeps W_hn h apart from W_in x (r multiplies it), so it writes gh.
     reduced_ = m2_ && cfg.math_mode == OPENRNN_MATH_ALLOW_REDUCED_STATE;
-    in_place_ = reduced_ && !d.gru_lbr;  // also needs gx's row stride within int: checked per input()
+    in_place_ = reduced_ && !d.gru_lbr;  // also needs gx's row stride within int: checked in steps()
     Wrec_ = Whh_;
     Wproj_ = Whr_;
     if (d.split == 2 && !fused_ && !m2_) {
