@@ -39,6 +39,8 @@
 // Developer switch: OPENRNN_STD_FUSED=0|1 (read once per process) forces the STANDARD per-step path to cuBLAS GEMM +
 // pointwise (0) or to the fused step kernels wherever they apply (1); unset = the measured rule in
 // standard_fused.cuh.
+// OPENRNN_STD_MMA=0|1 (read once per process): float16/bfloat16 steps never / wherever it applies on the tensor-core
+// step kernel (standard_mma.cuh); unset = its measured rule, use_mma_step().
 // OPENRNN_STD_WAVEFRONT=0|N (read once per process): STANDARD's layer wavefront off, or on with chunks of N steps
 // wherever it applies (one direction, L >= 2); unset = the measured rule, std_wavefront() in standard_algo.cu.
 #pragma once

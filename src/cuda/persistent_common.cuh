@@ -240,18 +240,7 @@ __device__ __forceinline__ void st_async_f32(uint32_t addr, float v, uint32_t ba
                : "memory");
 }
 
-// ---- cp.async (16 B, L2 only) ----------------------------------------------------------------------------------
-__device__ __forceinline__ void cp_async16(void* smem_dst, const void* gsrc) {
-  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(gsrc) : "memory");
-}
-// src_bytes = 0 writes 16 zero bytes and reads nothing (src must still be a valid address).
-__device__ __forceinline__ void cp_async16_zfill(void* smem_dst, const void* gsrc, int src_bytes) {
-  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(smem_dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(gsrc), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+// cp.async helpers (cp_async16, cp_async16_zfill, commit, wait): cuda_common.cuh.
 
 // Activations on the critical path of every step: ex2.approx-based. Relative error of __expf is a few ulp for the
 // arguments seen here (|x| < 30); tanh through the sigmoid loses relative accuracy only near 0, where the absolute

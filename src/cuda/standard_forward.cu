@@ -21,6 +21,7 @@
 #include <algorithm>
 
 #include "standard_fused.cuh"
+#include "standard_mma.cuh"
 #include "standard_kernels.cuh"
 
 namespace openrnn {
@@ -171,7 +172,11 @@ class FwdRun {
     p.relu = cfg.cell == OPENRNN_CELL_RNN_RELU;
     p.hp = d.proj ? region<S>(ws, s.f_hp[lane]) : nullptr;
 
-    fused_ = use_fused_fwd(d, cfg.data_type);
+    // Step kernels that replace cuBLAS GEMM + pointwise: the tensor-core one for 16-bit types (standard_mma.cuh;
+    // needs W_hh 16-byte aligned), else the CUDA-core fused one at small B (standard_fused.cuh).
+    const bool fused = use_fused_fwd(d, cfg.data_type);
+    mma_ = use_mma_step(d, cfg.data_type) && reinterpret_cast<uintptr_t>(Whh_) % 16 == 0;
+    fused_ = fused && !mma_;
     // Recurrent GEMM operands for split states (standard_kernels.cuh): LSTM without projection, GRU
     // linear-before-reset and RNN multiply the [2B, Hout] view of the slot by W_hh (M doubled, gh_lo); GRU
     // reset-before and projection multiply [hi | lo] by [W | W] (K doubled).
@@ -266,6 +271,12 @@ class FwdRun {
         OPENRNN_LAUNCH_CHECK("gru_rb2_kernel");
         continue;
       }
+      if constexpr (sizeof(T) == 2) {
+        if (mma_) {
+          mma_forward_step(d, p, Whh_, reduced_ ? 1 : 2, c_.ctx.device, st_);
+          continue;
+        }
+      }
       if constexpr (!std::is_same<T, double>::value) {
         if (fused_) {
           fused_forward_step(d, p, Whh_, c_.ctx.device, st_);
@@ -345,7 +356,7 @@ class FwdRun {
   long long acts_t_ = 0, htil_t_ = 0, hn_t_ = 0, rh_t_ = 0;  // per-step strides (0: one reused slot)
   long long hB_ = 0, cB_ = 0, hsB_ = 0;  // one user state [B, Hout], one cell state [B, H], one state slot
   size_t sidx_ = 0;                      // this layer and direction's index in hx / cx / hy / cy
-  bool fused_ = false, m2_ = false, ks_ = false, reduced_ = false, in_place_ = false;
+  bool mma_ = false, fused_ = false, m2_ = false, ks_ = false, reduced_ = false, in_place_ = false;
   FwdStep<T, S> p_{};
 };
 

@@ -1,0 +1,327 @@
+// STANDARD algorithm, 16-bit tensor-core step kernel: one launch per step computes this step's recurrent product on
+// tensor cores (mma.sync m16n8k16, float16 or bfloat16 operands, float32 accumulation) for a tile of state rows and
+// units, and runs the cell's pointwise on it in the same kernel (LSTM without projection, GRU linear-before-reset,
+// RNN). It replaces cuBLAS GEMM + pointwise kernel per step for float16 / bfloat16 storage: one launch instead of
+// two, and the product never goes through memory as float32 [2B, G*H] (a cuBLAS GEMM writes it and the pointwise
+// kernel reads it back, with the float32 input projection: 3x the bytes cuDNN moves, which rounds both to 16 bits;
+// docs/performance.md, "16-bit rows at H >= 1024").
+//
+// Operands. A = the state slot read as M rows of K = H columns: split states (DESIGN.md: states carried in float32)
+// are [B, 2H] slots read as [2B, H] (row 2b = hi_b, 2b+1 = lo_b, terms = 2: standard_kernels.cuh, Split); reduced-
+// state math reads hi only (terms = 1, row b at b * 2H). W = W_hh [G*H, H] row-major: rows are k-contiguous, the
+// ".col" operand of mma as stored (no transposed copy).
+//
+// Tiling. A block owns MB rows of A (MB / terms sequences) and UB units: the N = G*UB columns {g*H + u0 + j}, so
+// every gate of its units is in the block and the cell update is local. Warps: WM along M times G along N (warp
+// (wm, g) computes rows [wm*TM, (wm+1)*TM) of gate g's UB columns). K is walked in BK = 32 slices through a
+// STAGES-deep cp.async pipeline (rows padded to 40 halves: the 8 rows an ldmatrix phase reads fall in distinct
+// bank groups). After the loop the accumulators go to shared memory as float32 [MB][NB + 8] (reusing the pipeline
+// buffers), and each thread runs the cell (lstm_unit / gru_unit / rnn_unit, the code of the GEMM + pointwise path)
+// on one (sequence, unit) with gh(j) = row hi + row lo of that column: same float operations in the same order as
+// the pointwise kernels, only the product's own summation order differs from cuBLAS's.
+// Padding: rows past M, units past H and k past K are zero-filled by cp.async (src-size 0), so they add 0.
+// Requirements (checked by mma_step_applies): H % 8 == 0 (16-byte k chunks), W_hh and the state slots 16-byte
+// aligned. Deterministic: fixed summation order, no atomics.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+#include "standard_kernels.cuh"
+#include "standard_plan.h"
+
+namespace openrnn {
+namespace cuda {
+
+// OPENRNN_STD_MMA (developer switch, read once): "0" never use the tensor-core step kernel, "1" use it wherever it
+// applies, unset/other: the rule of use_mma_step().
+inline int mma_override() {
+  static const int v = [] {
+    const char* e = std::getenv("OPENRNN_STD_MMA");
+    if (!e) return -1;
+    if (std::strcmp(e, "0") == 0) return 0;
+    if (std::strcmp(e, "1") == 0) return 1;
+    return -1;
+  }();
+  return v;
+}
+
+namespace mma {
+
+constexpr int kBK = 32;      // k per pipeline stage (two m16n8k16 steps)
+constexpr int kLds = 40;     // smem row stride in halves: 80 bytes, conflict-free ldmatrix
+constexpr int kStages = 4;
+
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+__device__ __forceinline__ void ldsm_x2(uint32_t& r0, uint32_t& r1, const void* p) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(a));
+}
+
+// d += a (16x16, row) * b (16x8, col), float32 accumulators.
+template <typename T>
+__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (std::is_same<T, __half>::value) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+template <int CELL>  // 0 LSTM, 1 GRU linear-before-reset, 2 RNN
+struct Gates {
+  static constexpr int value = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
+};
+
+// Block shape: MB rows of A, UB units, WM warps along M (G along N).
+template <int CELL, int MB, int UB>
+struct Tile {
+  static constexpr int G = Gates<CELL>::value;
+  static constexpr int WM = G == 1 ? MB / 16 : 2;
+  static constexpr int NWARP = WM * G;
+  static constexpr int NTHREADS = NWARP * 32;
+  static constexpr int NB = G * UB;
+  static constexpr int TM = MB / WM;  // warp tile rows
+  static constexpr int MT = TM / 16;  // m16 tiles per warp
+  static constexpr int NT = UB / 8;   // n8 tiles per warp
+  static constexpr int CLD = NB + 8;  // epilogue row stride (floats)
+  static_assert(TM % 16 == 0 && UB % 8 == 0, "warp tile: whole m16 and n8 tiles");
+  static constexpr size_t pipe_bytes = size_t(kStages) * (MB + NB) * kLds * 2;
+  static constexpr size_t epi_bytes = size_t(MB) * CLD * 4;
+  static constexpr size_t smem_bytes = pipe_bytes > epi_bytes ? pipe_bytes : epi_bytes;
+};
+
+// p: the step (FwdStep as for the pointwise kernels; gh unused). W = W_hh [G*H, K]; K = H. terms: 2 (hi and lo
+// rows) or 1 (hi only). M = B * terms.
+template <typename T, int CELL, int MB, int UB>
+__global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
+    mma_fwd_kernel(const FwdStep<T, float> p, const T* __restrict__ W, int terms) {
+  using Cfg = Tile<CELL, MB, UB>;
+  constexpr int G = Cfg::G, NB = Cfg::NB, NTH = Cfg::NTHREADS, MT = Cfg::MT, NT = Cfg::NT, TM = Cfg::TM;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* stages = reinterpret_cast<T*>(smem_raw);      // [kStages][MB + NB][kLds]: A rows, then W rows
+  float* Cs = reinterpret_cast<float*>(smem_raw);  // epilogue [MB][CLD], after the pipeline drained
+  constexpr int kStageElems = (MB + NB) * kLds;
+
+  const int H = p.H, K = p.Hout, M = p.B * terms;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int wm = warp % Cfg::WM, wg = warp / Cfg::WM;
+  const int u0 = blockIdx.x * UB, m0 = blockIdx.y * MB;
+
+  // This thread's 16-byte chunks of a stage, fixed for the whole k loop (only k0 moves): chunk c is row r of the
+  // stage (A row m0 + r, or W row g*H + u of tile column r - MB) at k offset kc. src: the row's element kc; lim:
+  // the chunk is inside K while k0 < lim (0 for a padding row or a chunk past the table). Precomputed so that the
+  // loop issues one add and one cp.async per chunk.
+  constexpr int CH = kBK / 8;
+  constexpr int NCH = (MB + NB) * CH;
+  constexpr int CPT = (NCH + NTH - 1) / NTH;
+  const T* csrc[CPT];
+  int coff[CPT], clim[CPT];
+#pragma unroll
+  for (int c = 0; c < CPT; ++c) {
+    const int i = tid + c * NTH;
+    const int r = i / CH, kc = (i % CH) * 8;
+    const T* row = nullptr;
+    if (i < NCH) {
+      if (r < MB) {
+        const int m = m0 + r;  // split state: slot row m / terms (stride 2K), term m % terms (offset K)
+        if (m < M) row = p.hin + (long long)(m / terms) * (2 * K) + (m % terms) * K;
+      } else {
+        const int n = r - MB, g = n / UB, u = u0 + n % UB;
+        if (u < H) row = W + (long long)(g * H + u) * K;
+      }
+    }
+    csrc[c] = row ? row + kc : W;
+    coff[c] = r * kLds + kc;
+    clim[c] = row ? K - kc : 0;
+  }
+  auto load_stage = [&](int s, int k0) {
+    T* st = stages + s * kStageElems;
+#pragma unroll
+    for (int c = 0; c < CPT; ++c) {
+      if (tid + c * NTH < NCH) {
+        const bool ok = k0 < clim[c];
+        cp_async16_zfill(st + coff[c], ok ? csrc[c] + k0 : W, ok ? 16 : 0);
+      }
+    }
+  };
+
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+
+  const int KT = (K + kBK - 1) / kBK;
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < KT) load_stage(s, s * kBK);
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < KT; ++kt) {
+    cp_async_wait<kStages - 2>();  // slice kt has landed (this thread's copies) ...
+    __syncthreads();               // ... and everyone's; slice kt-1's stage is free again
+    {
+      const int nk = kt + kStages - 1;
+      if (nk < KT) load_stage(nk % kStages, nk * kBK);
+      cp_async_commit();
+    }
+    const T* as = stages + (kt % kStages) * kStageElems + (wm * TM) * kLds;
+    const T* bs = stages + (kt % kStages) * kStageElems + (MB + wg * UB) * kLds;
+#pragma unroll
+    for (int kk = 0; kk < kBK; kk += 16) {
+      uint32_t a[MT][4], b[NT][2];
+#pragma unroll
+      for (int i = 0; i < MT; ++i) ldsm_x4(a[i], as + (i * 16 + (lane & 15)) * kLds + kk + (lane >> 4) * 8);
+#pragma unroll
+      for (int j = 0; j + 1 < NT; j += 2) {  // two n8 tiles per ldmatrix.x4: (n 0-7 | 8-15) x (k 0-7 | 8-15)
+        uint32_t r[4];
+        ldsm_x4(r, bs + (j * 8 + (lane & 7) + (lane >> 4) * 8) * kLds + kk + ((lane >> 3) & 1) * 8);
+        b[j][0] = r[0];
+        b[j][1] = r[1];
+        b[j + 1][0] = r[2];
+        b[j + 1][1] = r[3];
+      }
+      if constexpr (NT % 2 == 1)  // odd tile count: the last one alone (lanes 0-15 give the addresses)
+        ldsm_x2(b[NT - 1][0], b[NT - 1][1], bs + ((NT - 1) * 8 + (lane & 7)) * kLds + kk + ((lane >> 3) & 1) * 8);
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
+    }
+  }
+  cp_async_wait_all();
+  __syncthreads();  // every warp is done with the pipeline buffers: Cs may overwrite them
+
+  // Accumulators -> Cs (fragment layout of m16n8: c0,c1 at (row g, cols 2t, 2t+1), c2,c3 at row g + 8).
+  {
+    const int gr = lane >> 2, gc = (lane & 3) * 2;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        const int r = wm * TM + i * 16 + gr, c = wg * UB + j * 8 + gc;
+        *reinterpret_cast<float2*>(Cs + r * Cfg::CLD + c) = make_float2(acc[i][j][0], acc[i][j][1]);
+        *reinterpret_cast<float2*>(Cs + (r + 8) * Cfg::CLD + c) = make_float2(acc[i][j][2], acc[i][j][3]);
+      }
+  }
+  __syncthreads();
+
+  // Cell: thread -> (sequence bl, unit ul), units fastest (coalesced gx / state / y accesses).
+  const int nseq = MB / terms, b0 = m0 / terms;
+  for (int e = tid; e < nseq * UB; e += NTH) {
+    const int bl = e / UB, ul = e % UB, b = b0 + bl, u = u0 + ul;
+    if (b >= p.B || u >= H) continue;
+    const float* c0 = Cs + (bl * terms) * Cfg::CLD + ul;
+    const int lo = terms == 2 ? Cfg::CLD : -1;
+    auto gh = [c0, lo, H](int j) {
+      const float* c = c0 + (j / H) * UB;  // j = g*H + u: gate g's column of this unit
+      return lo > 0 ? c[0] + c[lo] : c[0];
+    };
+    if constexpr (CELL == 0)
+      lstm_unit(p, b, u, gh);
+    else if constexpr (CELL == 1)
+      gru_unit(p, b, u, gh);
+    else
+      rnn_unit(p, b, u, gh);
+  }
+  (void)G;
+}
+
+// Raises a kernel's dynamic shared-memory limit once per device (above 48 KB needs the opt-in).
+inline void allow_smem_bytes(const void* kernel, int device, size_t bytes, std::mutex& m, std::vector<int>& done) {
+  std::lock_guard<std::mutex> lock(m);
+  for (int d : done)
+    if (d == device) return;
+  OPENRNN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  done.push_back(device);
+}
+
+template <typename T, int CELL, int MB, int UB>
+void launch(const FwdStep<T, float>& p, const T* W, int terms, int device, cudaStream_t st) {
+  using Cfg = Tile<CELL, MB, UB>;
+  const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
+  {
+    static std::mutex m;
+    static std::vector<int> done;
+    allow_smem_bytes(reinterpret_cast<const void*>(&mma_fwd_kernel<T, CELL, MB, UB>), device, Cfg::smem_bytes, m,
+                     done);
+  }
+  mma_fwd_kernel<T, CELL, MB, UB><<<grid, Cfg::NTHREADS, Cfg::smem_bytes, st>>>(p, W, terms);
+  OPENRNN_LAUNCH_CHECK("mma_fwd_kernel");
+}
+
+// Block shape for this problem: the largest of (128 rows, 32 units), (64, 16), (32, 16), (32, 8) that gives at least
+// ~3/4 of a wave of blocks on an H100 (132 SMs), else the smallest (most blocks). Large tiles read each operand
+// fewer times (L2 traffic ~ K * (M * N / NB + N * M / MB)); small ones keep the SMs busy when M is small.
+template <typename T, int CELL>
+void launch_cell(const FwdStep<T, float>& p, const T* W, int terms, int device, cudaStream_t st) {
+  const long long M = static_cast<long long>(p.B) * terms;
+  auto blocks = [&](int MB, int UB) { return ((M + MB - 1) / MB) * ((p.H + UB - 1) / UB); };
+  if (blocks(128, 32) >= 100)
+    launch<T, CELL, 128, 32>(p, W, terms, device, st);
+  else if (blocks(64, 16) >= 100)
+    launch<T, CELL, 64, 16>(p, W, terms, device, st);
+  else if (blocks(32, 16) >= 100)
+    launch<T, CELL, 32, 16>(p, W, terms, device, st);
+  else
+    launch<T, CELL, 32, 8>(p, W, terms, device, st);
+}
+
+}  // namespace mma
+
+// Where the tensor-core step applies: float16 / bfloat16, LSTM without projection, GRU linear-before-reset, RNN,
+// H % 8 == 0, W_hh 16-byte aligned (the caller checks the pointer).
+inline bool mma_step_applies(const StdDims& d, openrnn_data_type dt) {
+  return (dt == OPENRNN_DATA_HALF || dt == OPENRNN_DATA_BFLOAT16) && !d.proj && !d.gru_rb && d.H % 8 == 0;
+}
+// Measured rule (docs/performance.md, "16-bit tensor-core step kernel"); OPENRNN_STD_MMA=0/1 overrides it within
+// mma_step_applies. It takes precedence over the CUDA-core fused kernel, which keeps B * H < 8192 at H <= 512.
+// H100, float16 inference, T = 100, µs/step, previous path -> this kernel (bench/results/gpu-h100-mma-ab-*.csv):
+// H <= 512 with 8192 <= B * H <= 65536: 7.9-16.6 -> 5.3-11.2 (1.0-2.6x); H = 1024 with B <= 16: 10.9-12.2 ->
+// 9.0-11.3 (0.97-1.33x). It loses where the operand traffic through L2 bounds the step (every block reads its
+// rows of the state and of W_hh once per step): B * H >= 131072 at H = 512 (0.80x), H = 1024 with B >= 32
+// (0.56-0.91x), and H = 2048 at every B (W_hh is 32 MB; 0.5-0.8x on the H200). Below B * H = 8192 at H <= 512 the
+// fused CUDA-core kernel is as fast or faster (0.90-0.99x).
+inline bool use_mma_step(const StdDims& d, openrnn_data_type dt) {
+  if (!mma_step_applies(d, dt)) return false;
+  const int o = mma_override();
+  if (o >= 0) return o == 1;
+  const long long bh = static_cast<long long>(d.B) * d.H;
+  if (d.H <= 512) return bh >= 8192 && bh <= 65536;
+  return d.H <= 1024 && d.B <= 16;
+}
+
+// One step on the tensor-core kernel (T = __half or __nv_bfloat16).
+template <typename T>
+void mma_forward_step(const StdDims& d, const FwdStep<T, float>& p, const T* W, int terms, int device,
+                      cudaStream_t st) {
+  if (d.lstm)
+    mma::launch_cell<T, 0>(p, W, terms, device, st);
+  else if (d.gru_lbr)
+    mma::launch_cell<T, 1>(p, W, terms, device, st);
+  else
+    mma::launch_cell<T, 2>(p, W, terms, device, st);
+}
+
+}  // namespace cuda
+}  // namespace openrnn
