@@ -35,13 +35,7 @@ constexpr int kBlock = 256;
 // the GPU's SMs; two K halves double the tiles. OPENRNN_STD_KSPLIT=0/1 (developer switch, read once) overrides the
 // rule. Measured rule: docs/performance.md.
 int ksplit_override() {
-  static const int v = [] {
-    const char* e = std::getenv("OPENRNN_STD_KSPLIT");
-    if (!e) return -1;
-    if (std::strcmp(e, "0") == 0) return 0;
-    if (std::strcmp(e, "1") == 0) return 1;
-    return -1;
-  }();
+  static const int v = env_switch01("OPENRNN_STD_KSPLIT");
   return v;
 }
 bool use_ksplit(const StdDims& d, openrnn_data_type dt, bool fused) {

@@ -29,13 +29,7 @@ namespace cuda {
 // OPENRNN_STD_FUSED (developer switch, read once): "0" never use the fused step kernels, "1" use them wherever they
 // apply, unset/other: the rule of use_fused().
 inline int fused_override() {
-  static const int v = [] {
-    const char* e = std::getenv("OPENRNN_STD_FUSED");
-    if (!e) return -1;
-    if (std::strcmp(e, "0") == 0) return 0;
-    if (std::strcmp(e, "1") == 0) return 1;
-    return -1;
-  }();
+  static const int v = env_switch01("OPENRNN_STD_FUSED");
   return v;
 }
 
@@ -225,15 +219,16 @@ inline bool use_fused_bwd(const StdDims& d, openrnn_data_type dt) {
   return fused_applies(d, dt) && fused_smem(d.GH) <= kFusedMaxSmem && fused_rule(d, dt);
 }
 
-// Raises a kernel's dynamic shared-memory limit once per device (static + dynamic above 48 KB needs the opt-in):
-// to kFusedMaxSmem, or what the device allows per block beyond the kernel's static 512 bytes if that is less.
-inline void allow_smem(const void* kernel, int device, std::mutex& m, std::vector<int>& done) {
+// Raises a kernel's dynamic shared-memory limit once per device (static + dynamic above 48 KB needs the opt-in): to
+// `bytes`, or what the device allows per block beyond 1 KB of static shared memory if that is less. m / done: the
+// caller's statics (one pair per kernel instantiation).
+inline void allow_smem(const void* kernel, int device, size_t bytes, std::mutex& m, std::vector<int>& done) {
   std::lock_guard<std::mutex> lock(m);
   for (int d : done)
     if (d == device) return;
   int optin = 0;
   OPENRNN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  const int limit = std::min(static_cast<int>(kFusedMaxSmem), optin - 1024);
+  const int limit = static_cast<int>(std::min(bytes, static_cast<size_t>(optin - 1024)));
   OPENRNN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
   done.push_back(device);
 }
@@ -246,7 +241,7 @@ void launch_fused_fwd(const FwdStep<T, float>& p, const T* W, int device, cudaSt
   {  // static + dynamic shared memory above 48 KB needs the opt-in; set once per device for every size.
     static std::mutex m;
     static std::vector<int> done;
-    allow_smem(reinterpret_cast<const void*>(&fused_fwd_kernel<T, CELL, VEC>), device, m, done);
+    allow_smem(reinterpret_cast<const void*>(&fused_fwd_kernel<T, CELL, VEC>), device, kFusedMaxSmem, m, done);
   }
   fused_fwd_kernel<T, CELL, VEC><<<grid, kFusedThreads, smem, st>>>(p, W);
   OPENRNN_LAUNCH_CHECK("fused_fwd_kernel");
@@ -260,7 +255,7 @@ void launch_fused_bwd(const BwdStep<T, float>& p, const T* Wt, const T* dGn, int
   {
     static std::mutex m;
     static std::vector<int> done;
-    allow_smem(reinterpret_cast<const void*>(&fused_bwd_kernel<T, CELL, VEC>), device, m, done);
+    allow_smem(reinterpret_cast<const void*>(&fused_bwd_kernel<T, CELL, VEC>), device, kFusedMaxSmem, m, done);
   }
   fused_bwd_kernel<T, CELL, VEC><<<grid, kFusedThreads, smem, st>>>(p, Wt, dGn);
   OPENRNN_LAUNCH_CHECK("fused_bwd_kernel");

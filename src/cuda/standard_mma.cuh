@@ -25,12 +25,11 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <type_traits>
 #include <vector>
 
+#include "standard_fused.cuh"  // allow_smem
 #include "standard_kernels.cuh"
 #include "standard_plan.h"
 
@@ -40,13 +39,7 @@ namespace cuda {
 // OPENRNN_STD_MMA (developer switch, read once): "0" never use the tensor-core step kernel, "1" use it wherever it
 // applies, unset/other: the rule of use_mma_step().
 inline int mma_override() {
-  static const int v = [] {
-    const char* e = std::getenv("OPENRNN_STD_MMA");
-    if (!e) return -1;
-    if (std::strcmp(e, "0") == 0) return 0;
-    if (std::strcmp(e, "1") == 0) return 1;
-    return -1;
-  }();
+  static const int v = env_switch01("OPENRNN_STD_MMA");
   return v;
 }
 
@@ -247,15 +240,6 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
   (void)G;
 }
 
-// Raises a kernel's dynamic shared-memory limit once per device (above 48 KB needs the opt-in).
-inline void allow_smem_bytes(const void* kernel, int device, size_t bytes, std::mutex& m, std::vector<int>& done) {
-  std::lock_guard<std::mutex> lock(m);
-  for (int d : done)
-    if (d == device) return;
-  OPENRNN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  done.push_back(device);
-}
-
 template <typename T, int CELL, int MB, int UB>
 void launch(const FwdStep<T, float>& p, const T* W, int terms, int device, cudaStream_t st) {
   using Cfg = Tile<CELL, MB, UB>;
@@ -263,8 +247,7 @@ void launch(const FwdStep<T, float>& p, const T* W, int terms, int device, cudaS
   {
     static std::mutex m;
     static std::vector<int> done;
-    allow_smem_bytes(reinterpret_cast<const void*>(&mma_fwd_kernel<T, CELL, MB, UB>), device, Cfg::smem_bytes, m,
-                     done);
+    allow_smem(reinterpret_cast<const void*>(&mma_fwd_kernel<T, CELL, MB, UB>), device, Cfg::smem_bytes, m, done);
   }
   mma_fwd_kernel<T, CELL, MB, UB><<<grid, Cfg::NTHREADS, Cfg::smem_bytes, st>>>(p, W, terms);
   OPENRNN_LAUNCH_CHECK("mma_fwd_kernel");

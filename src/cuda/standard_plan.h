@@ -27,6 +27,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "descriptor.h"
@@ -111,6 +113,16 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
 // measurements: standard_algo.cu, docs/performance.md; OPENRNN_STD_WAVEFRONT=0 (off) or =N (chunks of N steps)
 // overrides it (developer switch, read once per process).
 void std_wavefront(const StdDims& d, int* lanes, int* chunk);
+
+// A developer switch from the environment: 1 when `name` is "1", 0 when "0", -1 when unset or anything else. The
+// callers keep the value in a function-local static (read once per process).
+inline int env_switch01(const char* name) {
+  const char* e = std::getenv(name);
+  if (!e) return -1;
+  if (std::strcmp(e, "0") == 0) return 0;
+  if (std::strcmp(e, "1") == 0) return 1;
+  return -1;
+}
 
 // Slot index of the state entering / leaving step t for direction dir (see above).
 inline int slot_in(int t, int dir, int slots) { return (dir == 0 ? t : t + 1) % slots; }
