@@ -167,9 +167,11 @@ class FwdRun {
     p.hp = d.proj ? region<S>(ws, s.f_hp[lane]) : nullptr;
 
     // Step kernels that replace cuBLAS GEMM + pointwise: the tensor-core one for 16-bit types (standard_mma.cuh;
-    // needs W_hh 16-byte aligned), else the CUDA-core fused one at small B (standard_fused.cuh).
+    // its cp.async needs W_hh and the state slots 16-byte aligned: the caller's weight, workspace and reserve
+    // pointers need not be), else the CUDA-core fused one at small B (standard_fused.cuh).
     const bool fused = use_fused_fwd(d, cfg.data_type);
-    mma_ = use_mma_step(d, cfg.data_type) && reinterpret_cast<uintptr_t>(Whh_) % 16 == 0;
+    mma_ = use_mma_step(d, cfg.data_type) && reinterpret_cast<uintptr_t>(Whh_) % 16 == 0 &&
+           reinterpret_cast<uintptr_t>(hs_) % 16 == 0;
     fused_ = fused && !mma_;
     // Recurrent GEMM operands for split states (standard_kernels.cuh): LSTM without projection, GRU
     // linear-before-reset and RNN multiply the [2B, Hout] view of the slot by W_hh (M doubled, gh_lo); GRU

@@ -20,8 +20,9 @@
 // on one (sequence, unit) with gh(j) = row hi + row lo of that column: same float operations in the same order as
 // the pointwise kernels, only the product's own summation order differs from cuBLAS's.
 // Padding: rows past M, units past H and k past K are zero-filled by cp.async (src-size 0), so they add 0.
-// Requirements (checked by mma_step_applies): H % 8 == 0 (16-byte k chunks), W_hh and the state slots 16-byte
-// aligned. Deterministic: fixed summation order, no atomics.
+// Requirements: H % 8 == 0 (16-byte k chunks; mma_step_applies), W_hh and the first state slot 16-byte aligned
+// (FwdRun checks both pointers in standard_forward.cu; every slot is then aligned, a slot being B * 2H elements).
+// Deterministic: fixed summation order, no atomics.
 #pragma once
 
 #include <cstdint>
