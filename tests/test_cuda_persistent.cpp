@@ -49,6 +49,11 @@ std::vector<PCase> cases() {
   // More columns than clusters per direction: v4 runs the forward (v6 takes one column per cluster).
   v.push_back(make("gru_H256_B22_bidir_ragged", OPENRNN_CELL_GRU, 12, 256, 1, true, 5, 22, true));
   v.push_back(make("lstm_H512_B13_bidir_ragged", OPENRNN_CELL_LSTM, 12, 512, 1, true, 4, 13, true));
+  // The tensor-core v7 (16-bit LSTM / GRU): H = 1024 (two 32-row groups of 128 blocks), more sequences than one
+  // 128-row group at H = 512, both directions at a hidden size that is not a multiple of the 16-unit block.
+  v.push_back(make("lstm_H1024_B20_ragged", OPENRNN_CELL_LSTM, 16, 1024, 1, false, 4, 20, true));
+  v.push_back(make("gru_H512_B70_ragged", OPENRNN_CELL_GRU, 8, 512, 1, false, 4, 70, true));
+  v.push_back(make("lstm_H264_B36_bidir", OPENRNN_CELL_LSTM, 8, 264, 1, true, 4, 36, false));
   v.push_back(make("rnn_tanh_H1024_B5_ragged", OPENRNN_CELL_RNN_TANH, 16, 1024, 1, false, 5, 5, true));
   v.push_back(make("rnn_relu_H512_B3_bidir_ragged", OPENRNN_CELL_RNN_RELU, 8, 512, 1, true, 6, 3, true));
   {
@@ -105,11 +110,20 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
       return v.dt == OPENRNN_DATA_FLOAT ? tol : std::max(tol, 1.5 * rel_err(sv, r));
     };
     pr.cfg.algo = OPENRNN_ALGO_PERSISTENT;
-    // The forward's kernel: v6 (small-batch tiles) where it takes the problem, and v4 with OPENRNN_PERSIST_V6=0
-    // (read at every call; persistent_algo.cu).
-    for (const char* v6 : {"1", "0"}) {
-      SCOPED_TRACE(std::string("OPENRNN_PERSIST_V6=") + v6);
-      setenv("OPENRNN_PERSIST_V6", v6, 1);
+    // The forward's kernel (developer switches read at every call; persistent_algo.cu): v6 (small-batch tiles) where
+    // it takes the problem, v4 with OPENRNN_PERSIST_V6=0, and for 16-bit LSTM / GRU the tensor-core v7 forced, in
+    // each of its block shapes (a shape whose blocks cannot all be co-resident falls back to v4/v6).
+    struct Env {
+      const char *v6, *v7, *shape;
+    };
+    const Env envs[] = {{"1", "0", ""}, {"0", "0", ""}, {"1", "1", ""}, {"1", "1", "64x8"}, {"1", "1", "128x8"},
+                        {"1", "1", "128x16"}};
+    for (const Env& env : envs) {
+      if (v.dt == OPENRNN_DATA_FLOAT && std::string(env.v7) == "1") continue;
+      SCOPED_TRACE(std::string("OPENRNN_PERSIST_V6=") + env.v6 + " V7=" + env.v7 + " V7_SHAPE=" + env.shape);
+      setenv("OPENRNN_PERSIST_V6", env.v6, 1);
+      setenv("OPENRNN_PERSIST_V7", env.v7, 1);
+      setenv("OPENRNN_PERSIST_V7_SHAPE", env.shape, 1);
       const Outputs o = run_api(h_, pr, in, OPENRNN_FWD_TRAINING, true);
       EXPECT_LE(rel_err(o.y, ref.y), bound(s.y, ref.y, v.fwd_tol)) << v.name << " y";
       EXPECT_LE(rel_err(o.hy, ref.hy), bound(s.hy, ref.hy, v.fwd_tol)) << v.name << " hy";
@@ -135,6 +149,8 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
           << v.name << ": two runs differ";
     }
     unsetenv("OPENRNN_PERSIST_V6");
+    unsetenv("OPENRNN_PERSIST_V7");
+    unsetenv("OPENRNN_PERSIST_V7_SHAPE");
   }
 }
 

@@ -16,6 +16,7 @@
 // sequence-major T [T, B, I] (batch-major input) | y staged T [T, B, D*H] (batch-major output or padding fill != 0).
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -51,6 +52,8 @@ const std::vector<std::unique_ptr<Kernel>>& all_kernels() {
     persist::add_kernels_v6_f32(v);
     persist::add_kernels_v6_bf16(v);
     persist::add_kernels_v6_f16(v);
+    persist::add_kernels_v7_bf16(v);
+    persist::add_kernels_v7_f16(v);
     return v;
   }();
   return k;
@@ -67,6 +70,28 @@ struct Choice {
 bool persist_v6_disabled() {
   const char* e = std::getenv("OPENRNN_PERSIST_V6");
   return e && std::strcmp(e, "0") == 0;
+}
+
+// OPENRNN_PERSIST_V7 (developer switch, read at every call): "0" the forward never takes the v7 tensor-core kernel,
+// "1" takes it wherever it applies (16-bit LSTM / GRU, H % 8 == 0) and its plan fits, otherwise the rule of
+// v7_preferred. OPENRNN_PERSIST_V7_SHAPE=MBxUB (tuning): only that v7 block shape.
+int persist_v7_mode() {
+  const char* e = std::getenv("OPENRNN_PERSIST_V7");
+  if (!e) return -1;
+  return std::strcmp(e, "0") == 0 ? 0 : (std::strcmp(e, "1") == 0 ? 1 : -1);
+}
+bool v7_shape_allowed(const Kernel* k) {
+  const char* e = std::getenv("OPENRNN_PERSIST_V7_SHAPE");
+  int mb = 0, ub = 0;
+  if (!e || std::sscanf(e, "%dx%d", &mb, &ub) != 2) return true;
+  return k->bc() * 2 == mb && k->ub() == ub;
+}
+// Where v7 runs by default (docs/performance.md, "PERSISTENT v7"; H100, float16/bfloat16 inference, µs/step, v4 ->
+// v7): B >= 16. B = 64: 3.9-9.9 -> 2.8-5.4 at H <= 512, 28.1-28.9 -> 11.3-11.9 at H = 1024; B = 256 H = 256
+// 8.4-10.3 -> 5.4-5.5; B = 16 H = 1024 8.3-8.6 -> 5.6-6.0. At B = 16 with H <= 512 the two are within 3%.
+bool v7_preferred(int B, int H) {
+  (void)H;
+  return B >= 16;
 }
 
 // Plans are cached per (device, kernel, B, D): the occupancy queries behind them cost tens of µs of host time.
@@ -92,13 +117,26 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   Choice ch;
   const int H = persist::padded_hidden(H_);
   const bool v6 = !persist_v6_disabled();
+  const int v7mode = persist_v7_mode();
+  const bool v7 = v7mode != 0 && (dt == OPENRNN_DATA_HALF || dt == OPENRNN_DATA_BFLOAT16) && H_ % 8 == 0 &&
+                  (v7mode == 1 || v7_preferred(B, H_));
   std::vector<const Kernel*> cand;
-  for (const auto& k : all_kernels())
-    if (k->cell() == cell && k->dtype() == dt && k->H() == H && (v6 || k->version() != 6)) cand.push_back(k.get());
+  for (const auto& k : all_kernels()) {
+    if (k->cell() != cell || k->dtype() != dt || k->H() != H) continue;
+    if (k->version() == 6 && !v6) continue;
+    if (k->version() == 7 && !(v7 && v7_shape_allowed(k.get()))) continue;
+    cand.push_back(k.get());
+  }
   // v3 bench: BC=1 is fastest up to B=4 in cluster mode and up to B=2 in grid mode (H=1024, B=4: BC=8 5.96 vs BC=1
   // 6.94 µs/step); wider chunks from there on. Cluster before grid (grid mode only wins at H=512, B>=64 for LSTM, by
   // <10% at B=64; AUTO does not pick PERSISTENT at B=256, H=512).
-  auto rank = [B](const Kernel* k) {
+  // v7: before v6 when forced, else after it (v6 only fits B <= ~15). Smallest MB first (most blocks; measured
+  // best wherever it fits), UB = 16 last, except first from 2B*H >= 262144 (B = 256 H = 512, H200: 10.1 against
+  // 12.2 µs/step for 128x8: half the state traffic through L2).
+  const bool big = 2LL * B * H_ >= 262144;
+  auto rank = [B, v7mode, big](const Kernel* k) {
+    if (k->version() == 7)
+      return (v7mode == 1 ? -200 : -50) + k->bc() / 16 + (k->ub() == 16 ? (big ? -5 : 10) : 0);
     if (k->version() == 6) return -100 + k->bc();
     int r = k->grid_mode() ? 10 : 0;
     const bool small = B <= (k->grid_mode() ? 2 : 4);
@@ -114,7 +152,7 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
       ch.plan = pl;
       return ch;
     }
-    if (ch.why.empty() && k->version() != 6) ch.why = pl.why;
+    if (ch.why.empty() && k->version() == 4) ch.why = pl.why;
   }
   if (cand.empty()) ch.why = "no compiled configuration";
   return ch;
@@ -501,10 +539,22 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   if (persist::padded_hidden(H) != H) return false;
   if (rnn.cfg.cell != OPENRNN_CELL_LSTM && rnn.cfg.cell != OPENRNN_CELL_GRU) return false;
   const bool w16 = rnn.cfg.data_type == OPENRNN_DATA_HALF || rnn.cfg.data_type == OPENRNN_DATA_BFLOAT16;
-  if (mode == OPENRNN_FWD_TRAINING && B >= 64 && H >= 1024) return false;
   // STANDARD's layer wavefront (one direction, L >= 2), H100 2026-11-21, float32 inference B = 64 H = 1024 per layer
   // and step: LSTM 35.6 (L=2) / 34.4 (L=4) vs PERSISTENT 41.9; GRU 31.8 / 32.8 vs 37.8.
   if (rnn.D == 1 && rnn.cfg.num_layers >= 2 && B >= 64 && H >= 1024) return false;
+  // 16-bit at B >= 16: the tensor-core v7 forward (H100 2026-11-21, T = 100, µs/step, PERSISTENT vs STANDARD):
+  // inference B <= 64 at H <= 512 2.5-5.4 vs 5.4-9.5; H = 1024 B = 16 5.6-6.0 vs 9.9-11.4, B = 64 11.3-11.9 vs
+  // 11.8-13.0; B = 256 H = 256 5.4-5.5 vs 8.9-9.1; training B <= 64 H <= 512 5.9-17.2 vs 14.4-23.7. STANDARD keeps
+  // B = 256 at H = 1024 (v7's blocks do not all fit) and LSTM training B = 256 H = 256 (22.0 vs 20.8 float16).
+  // Training at B = 64 H = 1024 is a tie for LSTM (28.7-28.8 vs 28.5-28.8) and PERSISTENT's for GRU (26.4 vs
+  // 27.7-28.7), so the v4-era rule below (STANDARD for training at B >= 64, H >= 1024) does not apply here.
+  const bool lstm = rnn.cfg.cell == OPENRNN_CELL_LSTM;
+  if (w16 && persist_v7_mode() != 0 && v7_preferred(B, H)) {
+    if (B > 256) return false;
+    if (H >= 1024) return B <= 64;
+    return !(mode == OPENRNN_FWD_TRAINING && lstm && H <= 256 && B > 64);
+  }
+  if (mode == OPENRNN_FWD_TRAINING && B >= 64 && H >= 1024) return false;
   // v4 run: 16-bit LSTM H=256 B=256 lost to cuDNN STANDARD (bf16 9.76 vs 8.95, f16 9.90 vs 8.86 µs/step). Training
   // with the persistent backward (H200 grid, docs/performance.md): 16-bit GRU H=256 B=256 lost to STANDARD too
   // (bf16 22.2 vs 19.6, f16 22.0 vs 18.7 µs/step).

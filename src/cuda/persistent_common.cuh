@@ -252,6 +252,11 @@ __device__ __forceinline__ float fast_tanh(float x) { return 2.f * fast_sigmoid(
 __device__ __forceinline__ void st_release_gpu(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
+// Release arrival: every write ordered before it (this thread's, and the block's through a preceding
+// __syncthreads: release is cumulative) is visible to a thread that observes the new count with ld_acquire_gpu.
+__device__ __forceinline__ void red_release_gpu_add(unsigned* p, unsigned v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
 __device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned* p) {
   unsigned v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");

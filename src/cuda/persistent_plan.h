@@ -12,6 +12,9 @@
 // batch tiles are smaller; H = 1024 LSTM/GRU have no backward configuration (STANDARD's loop runs).
 // Small batches (persistent_fwd_v6.cuh) hold the same W_hh slice per CTA as cluster mode, one sequence per cluster:
 // B <= the co-resident clusters per direction (H100: fewer than 16 of 8 CTAs, 7 of 16).
+// 16-bit LSTM/GRU at larger batches (persistent_fwd_v7.cuh, tensor cores): each block holds G*UB rows of W_hh in
+// shared memory (UB = 8 or 16 units; LSTM H = 1024 UB = 8: 68 KB), a group of H/UB blocks per MB rows of the split
+// state, every block of both directions co-resident (cooperative launch; 1-2 blocks per SM).
 // Compiled hidden sizes: 256, 512, 1024 (one configuration set per H); any other H <= 1024 runs on the next compiled
 // size with the units past H as exact-zero padding (padded_hidden(); persistent_fwd.cuh says why they stay 0). A
 // plan that does not fit (shared memory per CTA, co-resident CTAs) is refused with the reason in words.
@@ -72,8 +75,10 @@ class Kernel {
   virtual int bc() const = 0;
   virtual bool grid_mode() const = 0;
   // 4: persist_fwd_v4_kernel (any batch, cluster or grid mode); 6: persist_fwd_v6_kernel (cluster mode, one tile
-  // of at most bc() columns per cluster: the small-batch kernel).
+  // of at most bc() columns per cluster: the small-batch kernel); 7: persist_fwd_v7_kernel (16-bit tensor cores,
+  // grid mode, blocks of bc() sequences x ub() units).
   virtual int version() const { return 4; }
+  virtual int ub() const { return 0; }
   virtual std::string name() const = 0;
   virtual Plan plan(const cudaDeviceProp& prop, int B, int D) const = 0;
   virtual void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const = 0;
@@ -119,6 +124,8 @@ void add_kernels_f16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_v6_f32(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_v6_bf16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_v6_f16(std::vector<std::unique_ptr<Kernel>>& k);
+void add_kernels_v7_bf16(std::vector<std::unique_ptr<Kernel>>& k);
+void add_kernels_v7_f16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_bwd_kernels_f32(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_bf16(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_f16(std::vector<std::unique_ptr<BwdKernel>>& k);

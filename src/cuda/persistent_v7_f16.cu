@@ -1,0 +1,10 @@
+// PERSISTENT v7 (tensor-core) kernels for __half storage (one file per type so they compile in parallel).
+#include "persistent_kernels_v7.cuh"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+void add_kernels_v7_f16(std::vector<std::unique_ptr<Kernel>>& k) { add_kernels_v7<__half>(k); }
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn
