@@ -74,6 +74,119 @@ struct FwdConfigV7 {
   }
 };
 
+// The block's W_hh slice into shared memory, once per launch (plain loads: the caller's W_hh need not be 16-byte
+// aligned). Row n = g*UB + j of Ws (row stride ldw) holds W_hh row g*Hr + u0 + j, columns [0, kp); units past Hr and
+// k past Hr read as 0.
+template <typename TW>
+__device__ __forceinline__ void v7_load_w(TW* Ws, int ldw, const TW* W, int Hr, int u0, int UB, int NB, int kp,
+                                          int tid, int nt) {
+  const TW zero = Store<TW>::from_f(0.f);
+  for (int i = tid; i < NB * kp; i += nt) {
+    const int n = i / kp, k = i % kp, u = u0 + n % UB;
+    Ws[n * ldw + k] = (u < Hr && k < Hr) ? W[size_t((n / UB) * Hr + u) * Hr + k] : zero;
+  }
+}
+
+// One k16 slice of a warp's tile: acc[MT][NTL] += A (MT m16 tiles: rows [16 i, 16 i + 16) of `as`, row stride lda)
+// x B^T (NTL n8 tiles: rows [8 j, 8 j + 8) of `bs`, row stride ldb), both k-contiguous at this slice's first column.
+template <typename TW, int MT, int NTL>
+__device__ __forceinline__ void v7_mma_k16(float (&acc)[MT][NTL][4], const TW* as, int lda, const TW* bs, int ldb,
+                                           int lane) {
+  uint32_t a[MT][4], b[NTL][2];
+#pragma unroll
+  for (int i = 0; i < MT; ++i) mma::ldsm_x4(a[i], as + (i * 16 + (lane & 15)) * lda + (lane >> 4) * 8);
+#pragma unroll
+  for (int j = 0; j + 1 < NTL; j += 2) {  // two n8 tiles per ldmatrix.x4: (n 0-7 | 8-15) x (k 0-7 | 8-15)
+    uint32_t r[4];
+    mma::ldsm_x4(r, bs + (j * 8 + (lane & 7) + (lane >> 4) * 8) * ldb + ((lane >> 3) & 1) * 8);
+    b[j][0] = r[0];
+    b[j][1] = r[1];
+    b[j + 1][0] = r[2];
+    b[j + 1][1] = r[3];
+  }
+  if constexpr (NTL % 2 == 1)
+    mma::ldsm_x2(b[NTL - 1][0], b[NTL - 1][1], bs + ((NTL - 1) * 8 + (lane & 7)) * ldb + ((lane >> 3) & 1) * 8);
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NTL; ++j) mma::mma16816<TW>(acc[i][j], a[i], b[j][0], b[j][1]);
+}
+
+// Accumulators -> Cs (m16n8 fragment: c0,c1 at (row lane/4, cols 2*(lane%4) + 0/1), c2,c3 at row + 8); warp tile at
+// rows r0, columns c0 of Cs (row stride ld).
+template <int MT, int NTL>
+__device__ __forceinline__ void v7_store_acc(const float (&acc)[MT][NTL][4], float* Cs, int ld, int r0, int c0,
+                                             int lane) {
+  const int gr = lane >> 2, gc = (lane & 3) * 2;
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NTL; ++j) {
+      const int r = r0 + i * 16 + gr, c = c0 + j * 8 + gc;
+      *reinterpret_cast<float2*>(Cs + r * ld + c) = make_float2(acc[i][j][0], acc[i][j][1]);
+      *reinterpret_cast<float2*>(Cs + (r + 8) * ld + c) = make_float2(acc[i][j][2], acc[i][j][3]);
+    }
+}
+
+// The cell of one (sequence, unit) at a valid step: x = input projections, bx / bh = the biases of its G gate rows,
+// sg = the recurrent sums; updates h and c (float32, carried in registers), returns the activations (and GRU's
+// W_hn h + b_hn in sn) for the training reserve. The arithmetic is pinned with explicit roundings (__fadd_rn /
+// __fmul_rn / __fmaf_rn): the compiler may not contract it differently in the inference and training instantiations,
+// which must agree bit for bit (it did, for GRU at MB >= 64, before the pinning).
+template <int CELL>
+__device__ __forceinline__ void v7_cell(const float* x, const float* bx, const float* bh, const float* sg, float clip,
+                                        float& h, float& c, float* act, float& sn) {
+  if (CELL == LSTM) {
+#pragma unroll
+    for (int g = 0; g < 4; ++g) {
+      const float pre = __fadd_rn(__fadd_rn(__fadd_rn(x[g], bx[g]), sg[g]), bh[g]);
+      act[g] = g == 2 ? fast_tanh(pre) : fast_sigmoid(pre);
+    }
+    float cn = __fmaf_rn(act[1], c, __fmul_rn(act[0], act[2]));
+    if (clip > 0.f) cn = fminf(fmaxf(cn, -clip), clip);
+    c = cn;
+    h = __fmul_rn(act[3], fast_tanh(cn));
+  } else {
+    act[0] = fast_sigmoid(__fadd_rn(__fadd_rn(__fadd_rn(x[0], bx[0]), sg[0]), bh[0]));
+    act[1] = fast_sigmoid(__fadd_rn(__fadd_rn(__fadd_rn(x[1], bx[1]), sg[1]), bh[1]));
+    sn = __fadd_rn(sg[2], bh[2]);
+    act[2] = fast_tanh(__fmaf_rn(act[0], sn, __fadd_rn(x[2], bx[2])));
+    h = __fmaf_rn(act[1], h, __fmul_rn(__fsub_rn(1.f, act[1]), act[2]));
+  }
+}
+
+// The global writes of one (sequence b, unit u) at step t (len: the sequence's length): y (zero at padding steps),
+// h_n / c_n at the last step, and with TRAIN this step's entries of STANDARD's reserve at real time rt (as v4:
+// padding steps zeros, the carried state in the forward direction's slot; the reverse direction's slots len..T hold
+// h0 / c0 already).
+template <int CELL, typename TW, bool TRAIN>
+__device__ __forceinline__ void v7_outputs(const FwdParams<TW>& p, int dir, int t, int len, int b, int u, float h,
+                                           float c, const float* act, float sn) {
+  constexpr int G = CellTraits<CELL>::G;
+  const int B = p.B, Hr = p.Hr, T = p.T;
+  const bool valid = t < len, reverse = dir == 1;
+  const int te = reverse ? len - 1 - t : t;
+  const int yt = valid ? te : t;
+  p.y[(size_t(yt) * B + b) * (p.D * Hr) + dir * Hr + u] = Store<TW>::from_f(valid ? h : 0.f);
+  if (t == T - 1) {
+    p.hn[dir][size_t(b) * Hr + u] = h;
+    if (CELL == LSTM) p.cn[dir][size_t(b) * Hr + u] = c;
+  }
+  if constexpr (TRAIN) {
+    const size_t row = size_t(valid ? te : t) * B + b;
+    float* ap = p.rs_acts[dir] + row * (G * Hr) + u;
+#pragma unroll
+    for (int g = 0; g < G; ++g) ap[g * Hr] = act[g];
+    if (CELL == GRU) p.rs_hn[dir][row * Hr + u] = sn;
+    const int slot = !reverse ? t + 1 : (valid ? te : -1);
+    if (slot >= 0) {
+      const size_t srow = size_t(slot) * B + b;
+      store_state(p.rs_hs[dir] + srow * (2 * Hr) + u, Hr, h);
+      if (CELL == LSTM) p.rs_cs[dir][srow * Hr + u] = c;
+    }
+  }
+}
+
 template <int CELL, typename TW, int MB, int UB, bool TRAIN = false>
 __global__ void __launch_bounds__(FwdConfigV7<CELL, MB, UB>::NT, FwdConfigV7<CELL, MB, UB>::MINB) persist_fwd_v7_kernel(const FwdParams<TW> p) {
   using Cfg = FwdConfigV7<CELL, MB, UB>;
@@ -98,16 +211,8 @@ __global__ void __launch_bounds__(FwdConfigV7<CELL, MB, UB>::NT, FwdConfigV7<CEL
   float* Cs = reinterpret_cast<float*>(As + STAGES * MB * LDA);  // [MB][CLD]
   int* lens = reinterpret_cast<int*>(Cs + MB * CLD);             // [NSEQ]
 
-  // ---- W slice, once (plain loads: the caller's W_hh need not be 16-byte aligned). Row n = g*UB + j holds
-  // W_hh row g*Hr + u0 + j; units past Hr and k past Hr read as 0.
-  {
-    const TW* W = p.whh[dir];
-    const TW zero = S::from_f(0.f);
-    for (int i = tid; i < NB * Kp; i += NT) {
-      const int n = i / Kp, k = i % Kp, u = u0 + n % UB;
-      Ws[n * LDW + k] = (u < Hr && k < Hr) ? W[size_t((n / UB) * Hr + u) * Hr + k] : zero;
-    }
-  }
+  // ---- W slice, once
+  v7_load_w<TW>(Ws, LDW, p.whh[dir], Hr, u0, UB, NB, Kp, tid, NT);
   for (int i = tid; i < NSEQ; i += NT) {
     const int b = b0 + i;
     lens[i] = b < B ? (p.lengths ? p.lengths[b] : T) : 0;
@@ -203,45 +308,14 @@ __global__ void __launch_bounds__(FwdConfigV7<CELL, MB, UB>::NT, FwdConfigV7<CEL
       const TW* as = As + (kt % STAGES) * MB * LDA + (wm * TM) * LDA;
       const TW* bs = Ws + size_t(wg * UB) * LDW + kt * BK;
 #pragma unroll
-      for (int kk = 0; kk < BK; kk += 16) {
-        uint32_t a[MT][4], b[NTL][2];
-#pragma unroll
-        for (int i = 0; i < MT; ++i) mma::ldsm_x4(a[i], as + (i * 16 + (lane & 15)) * LDA + kk + (lane >> 4) * 8);
-#pragma unroll
-        for (int j = 0; j + 1 < NTL; j += 2) {  // two n8 tiles per ldmatrix.x4
-          uint32_t r[4];
-          mma::ldsm_x4(r, bs + (j * 8 + (lane & 7) + (lane >> 4) * 8) * LDW + kk + ((lane >> 3) & 1) * 8);
-          b[j][0] = r[0];
-          b[j][1] = r[1];
-          b[j + 1][0] = r[2];
-          b[j + 1][1] = r[3];
-        }
-        if constexpr (NTL % 2 == 1)
-          mma::ldsm_x2(b[NTL - 1][0], b[NTL - 1][1],
-                       bs + ((NTL - 1) * 8 + (lane & 7)) * LDW + kk + ((lane >> 3) & 1) * 8);
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-          for (int j = 0; j < NTL; ++j) mma::mma16816<TW>(acc[i][j], a[i], b[j][0], b[j][1]);
-      }
+      for (int kk = 0; kk < BK; kk += 16) v7_mma_k16<TW, MT, NTL>(acc, as + kk, LDA, bs + kk, LDW, lane);
     }
     cp_async_wait_all();
-    {  // accumulators -> Cs (m16n8 fragment: c0,c1 at (row lane/4, cols 2*(lane%4) + 0/1), c2,c3 at row + 8)
-      const int gr = lane >> 2, gc = (lane & 3) * 2;
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NTL; ++j) {
-          const int r = wm * TM + i * 16 + gr, c = wg * UB + j * 8 + gc;
-          *reinterpret_cast<float2*>(Cs + r * CLD + c) = make_float2(acc[i][j][0], acc[i][j][1]);
-          *reinterpret_cast<float2*>(Cs + (r + 8) * CLD + c) = make_float2(acc[i][j][2], acc[i][j][3]);
-        }
-    }
+    v7_store_acc<MT, NTL>(acc, Cs, CLD, wm * TM, wg * UB, lane);
     __syncthreads();
 
-    // 4. cell. The arithmetic is pinned with explicit roundings (__fadd_rn / __fmul_rn / __fmaf_rn): the compiler
-    // may not contract it differently in the inference and training instantiations, which must agree bit for bit.
-    // The exchange stores go first; the step's other global writes follow the arrival (off the critical path).
+    // 4. cell (v7_cell). The exchange stores go first; the step's other global writes follow the arrival (off the
+    // critical path).
     TW* hnext = hx + size_t((t + 1) & 1) * hbuf;
     float act[EPT][G], sn[EPT];
 #pragma unroll
@@ -256,23 +330,7 @@ __global__ void __launch_bounds__(FwdConfigV7<CELL, MB, UB>::NT, FwdConfigV7<CEL
         float sg[G];
 #pragma unroll
         for (int g = 0; g < G; ++g) sg[g] = __fadd_rn(cc[g * UB], cc[CLD + g * UB]);  // hi row + lo row
-        if (CELL == LSTM) {
-#pragma unroll
-          for (int g = 0; g < 4; ++g) {
-            const float pre = __fadd_rn(__fadd_rn(__fadd_rn(xv[i][g], gbx[i][g]), sg[g]), gbh[i][g]);
-            act[i][g] = g == 2 ? fast_tanh(pre) : fast_sigmoid(pre);
-          }
-          float c = __fmaf_rn(act[i][1], creg[i], __fmul_rn(act[i][0], act[i][2]));
-          if (p.clip > 0.f) c = fminf(fmaxf(c, -p.clip), p.clip);
-          creg[i] = c;
-          hreg[i] = __fmul_rn(act[i][3], fast_tanh(c));
-        } else {
-          act[i][0] = fast_sigmoid(__fadd_rn(__fadd_rn(__fadd_rn(xv[i][0], gbx[i][0]), sg[0]), gbh[i][0]));
-          act[i][1] = fast_sigmoid(__fadd_rn(__fadd_rn(__fadd_rn(xv[i][1], gbx[i][1]), sg[1]), gbh[i][1]));
-          sn[i] = __fadd_rn(sg[2], gbh[i][2]);
-          act[i][2] = fast_tanh(__fmaf_rn(act[i][0], sn[i], __fadd_rn(xv[i][2], gbx[i][2])));
-          hreg[i] = __fmaf_rn(act[i][1], hreg[i], __fmul_rn(__fsub_rn(1.f, act[i][1]), act[i][2]));
-        }
+        v7_cell<CELL>(xv[i], gbx[i], gbh[i], sg, p.clip, hreg[i], creg[i], act[i], sn[i]);
       }
       store_state(hnext + size_t(b) * 2 * Hr + u, Hr, hreg[i]);
     }
@@ -285,31 +343,7 @@ __global__ void __launch_bounds__(FwdConfigV7<CELL, MB, UB>::NT, FwdConfigV7<CEL
     for (int i = 0; i < EPT; ++i) {
       const int e = tid + i * NT, bl = e / UB, b = b0 + bl, u = u0 + e % UB;
       if (!(e < NSEQ * UB && b < B && u < Hr)) continue;
-      const int len = lens[bl];
-      const bool valid = t < len;
-      const int te = reverse ? len - 1 - t : t;
-      const float hnew = hreg[i], cnew = creg[i];
-      const int yt = valid ? te : t;
-      p.y[(size_t(yt) * B + b) * (p.D * Hr) + dir * Hr + u] = S::from_f(valid ? hnew : 0.f);
-      if (t == T - 1) {
-        p.hn[dir][size_t(b) * Hr + u] = hnew;
-        if (CELL == LSTM) p.cn[dir][size_t(b) * Hr + u] = cnew;
-      }
-      if constexpr (TRAIN) {
-        // This step's entries of STANDARD's reserve at real time rt (as v4: padding steps zeros, the carried
-        // state in the forward direction's slot; the reverse direction's slots len..T hold h0 / c0 already).
-        const size_t row = size_t(valid ? te : t) * B + b;
-        float* ap = p.rs_acts[dir] + row * (G * Hr) + u;
-#pragma unroll
-        for (int g = 0; g < G; ++g) ap[g * Hr] = act[i][g];
-        if (CELL == GRU) p.rs_hn[dir][row * Hr + u] = sn[i];
-        const int slot = !reverse ? t + 1 : (valid ? te : -1);
-        if (slot >= 0) {
-          const size_t srow = size_t(slot) * B + b;
-          store_state(p.rs_hs[dir] + srow * (2 * Hr) + u, Hr, hnew);
-          if (CELL == LSTM) p.rs_cs[dir][srow * Hr + u] = cnew;
-        }
-      }
+      v7_outputs<CELL, TW, TRAIN>(p, dir, t, lens[bl], b, u, hreg[i], creg[i], act[i], sn[i]);
     }
   }
 }

@@ -30,7 +30,7 @@ class KernelV7Impl final : public Kernel {
   int bc() const override { return MB / 2; }
   bool grid_mode() const override { return true; }
   int version() const override { return 7; }
-  int ub() const { return UB; }
+  int ub() const override { return UB; }
   std::string name() const override {
     char b[96];
     snprintf(b, sizeof b, "v7_H%d_mb%d_ub%d", Hc_, MB, UB);
