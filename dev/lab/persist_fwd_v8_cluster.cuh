@@ -1,7 +1,7 @@
 // LAB RECORD, not built: PERSISTENT v8, the cluster variant of v7 (measured on the H100, 2026-11-21, and not
 // shipped: slower than v7 on every row; dev/lab/README.md "v8" and docs/performance.md "PERSISTENT v7" have the
-// numbers). It compiled against the library at commit 8082f1d plus the v7 helper refactor (v7_load_w, v7_mma_k16,
-// v7_store_acc, v7_cell, v7_outputs in src/cuda/persistent_fwd_v7.cuh); to run it again, include it from
+// numbers). It compiled against the library at commit 8082f1d plus the v7 helper refactor (v7_load_w, mma::warp_k16,
+// mma::store_acc, v7_cell, v7_outputs in src/cuda/persistent_fwd_v7.cuh); to run it again, include it from
 // src/cuda/persistent_kernels_v7.cuh, register the KernelV8Impl objects at the end of this file in add_kernels_v7,
 // and give choose() a rank for version 8 (taken only when its clusters all run at once, as v6).
 // PERSISTENT forward kernel v8, v7's tensor-core step with the exchange inside one thread-block cluster: float16 /
@@ -22,7 +22,7 @@
 // along M (16 rows each) times G along N (gate g's UB columns). Per step t:
 //  1. the thread's input projections (registers, before the wait);
 //  2. barrier.cluster.wait.acquire (the arrival of every CTA's push of h_{t-1});
-//  3. product: A = this step's state buffer, all k, x the resident W slice (v7_mma_k16); accumulators -> Cs;
+//  3. product: A = this step's state buffer, all k, x the resident W slice (mma::warp_k16); accumulators -> Cs;
 //  4. cell (v7_cell): h / c in registers; hi and lo of h_t staged as [32 rows][UB] 16-bit in shared memory;
 //  5. push: every CTA's staged tile into buffer (t+1)&1 of all C CTAs (rows x UB units, 16-byte stores), then
 //     barrier.cluster.arrive.release; then the step's global writes (v7_outputs).
@@ -157,8 +157,8 @@ __global__ void __launch_bounds__(FwdConfigV8<CELL, H_, UB>::NT, 1) persist_fwd_
     const TW* as = As + (t & 1) * MB * LDW + (wm * TM) * LDW;
     const TW* bs = Ws + (wg * UB) * LDW;
 #pragma unroll 4
-    for (int k = 0; k < K16; k += 16) v7_mma_k16<TW, MT, NTL>(acc, as + k, LDW, bs + k, LDW, lane);
-    v7_store_acc<MT, NTL>(acc, Cs, CLD, wm * TM, wg * UB, lane);
+    for (int k = 0; k < K16; k += 16) mma::warp_k16<TW, MT, NTL>(acc, as + k, LDW, bs + k, LDW, lane);
+    mma::store_acc<MT, NTL>(acc, Cs, CLD, wm * TM, wg * UB, lane);
     __syncthreads();
 
     float act[EPT][G], sn[EPT];

@@ -87,47 +87,6 @@ __device__ __forceinline__ void v7_load_w(TW* Ws, int ldw, const TW* W, int Hr, 
   }
 }
 
-// One k16 slice of a warp's tile: acc[MT][NTL] += A (MT m16 tiles: rows [16 i, 16 i + 16) of `as`, row stride lda)
-// x B^T (NTL n8 tiles: rows [8 j, 8 j + 8) of `bs`, row stride ldb), both k-contiguous at this slice's first column.
-template <typename TW, int MT, int NTL>
-__device__ __forceinline__ void v7_mma_k16(float (&acc)[MT][NTL][4], const TW* as, int lda, const TW* bs, int ldb,
-                                           int lane) {
-  uint32_t a[MT][4], b[NTL][2];
-#pragma unroll
-  for (int i = 0; i < MT; ++i) mma::ldsm_x4(a[i], as + (i * 16 + (lane & 15)) * lda + (lane >> 4) * 8);
-#pragma unroll
-  for (int j = 0; j + 1 < NTL; j += 2) {  // two n8 tiles per ldmatrix.x4: (n 0-7 | 8-15) x (k 0-7 | 8-15)
-    uint32_t r[4];
-    mma::ldsm_x4(r, bs + (j * 8 + (lane & 7) + (lane >> 4) * 8) * ldb + ((lane >> 3) & 1) * 8);
-    b[j][0] = r[0];
-    b[j][1] = r[1];
-    b[j + 1][0] = r[2];
-    b[j + 1][1] = r[3];
-  }
-  if constexpr (NTL % 2 == 1)
-    mma::ldsm_x2(b[NTL - 1][0], b[NTL - 1][1], bs + ((NTL - 1) * 8 + (lane & 7)) * ldb + ((lane >> 3) & 1) * 8);
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NTL; ++j) mma::mma16816<TW>(acc[i][j], a[i], b[j][0], b[j][1]);
-}
-
-// Accumulators -> Cs (m16n8 fragment: c0,c1 at (row lane/4, cols 2*(lane%4) + 0/1), c2,c3 at row + 8); warp tile at
-// rows r0, columns c0 of Cs (row stride ld).
-template <int MT, int NTL>
-__device__ __forceinline__ void v7_store_acc(const float (&acc)[MT][NTL][4], float* Cs, int ld, int r0, int c0,
-                                             int lane) {
-  const int gr = lane >> 2, gc = (lane & 3) * 2;
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NTL; ++j) {
-      const int r = r0 + i * 16 + gr, c = c0 + j * 8 + gc;
-      *reinterpret_cast<float2*>(Cs + r * ld + c) = make_float2(acc[i][j][0], acc[i][j][1]);
-      *reinterpret_cast<float2*>(Cs + (r + 8) * ld + c) = make_float2(acc[i][j][2], acc[i][j][3]);
-    }
-}
-
 // The cell of one (sequence, unit) at a valid step: x = input projections, bx / bh = the biases of its G gate rows,
 // sg = the recurrent sums; updates h and c (float32, carried in registers), returns the activations (and GRU's
 // W_hn h + b_hn in sn) for the training reserve. The arithmetic is pinned with explicit roundings (__fadd_rn /
@@ -286,12 +245,7 @@ __global__ void __launch_bounds__(FwdConfigV7<CELL, MB, UB>::NT, FwdConfigV7<CEL
       }
     };
     float acc[MT][NTL][4];
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int j = 0; j < NTL; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+    mma::zero_acc(acc);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
       if (s < KT) load_stage(s, s * BK);
@@ -308,10 +262,10 @@ __global__ void __launch_bounds__(FwdConfigV7<CELL, MB, UB>::NT, FwdConfigV7<CEL
       const TW* as = As + (kt % STAGES) * MB * LDA + (wm * TM) * LDA;
       const TW* bs = Ws + size_t(wg * UB) * LDW + kt * BK;
 #pragma unroll
-      for (int kk = 0; kk < BK; kk += 16) v7_mma_k16<TW, MT, NTL>(acc, as + kk, LDA, bs + kk, LDW, lane);
+      for (int kk = 0; kk < BK; kk += 16) mma::warp_k16<TW, MT, NTL>(acc, as + kk, LDA, bs + kk, LDW, lane);
     }
     cp_async_wait_all();
-    v7_store_acc<MT, NTL>(acc, Cs, CLD, wm * TM, wg * UB, lane);
+    mma::store_acc<MT, NTL>(acc, Cs, CLD, wm * TM, wg * UB, lane);
     __syncthreads();
 
     // 4. cell (v7_cell). The exchange stores go first; the step's other global writes follow the arrival (off the

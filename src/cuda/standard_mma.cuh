@@ -130,12 +130,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
   };
 
   float acc[MT][NT][4];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+  zero_acc(acc);
 
   const int KT = (K + kBK - 1) / kBK;
 #pragma unroll
@@ -154,42 +149,12 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
     const T* as = stages + (kt % kStages) * kStageElems + (wm * TM) * kLds;
     const T* bs = stages + (kt % kStages) * kStageElems + (MB + wg * UB) * kLds;
 #pragma unroll
-    for (int kk = 0; kk < kBK; kk += 16) {
-      uint32_t a[MT][4], b[NT][2];
-#pragma unroll
-      for (int i = 0; i < MT; ++i) ldsm_x4(a[i], as + (i * 16 + (lane & 15)) * kLds + kk + (lane >> 4) * 8);
-#pragma unroll
-      for (int j = 0; j + 1 < NT; j += 2) {  // two n8 tiles per ldmatrix.x4: (n 0-7 | 8-15) x (k 0-7 | 8-15)
-        uint32_t r[4];
-        ldsm_x4(r, bs + (j * 8 + (lane & 7) + (lane >> 4) * 8) * kLds + kk + ((lane >> 3) & 1) * 8);
-        b[j][0] = r[0];
-        b[j][1] = r[1];
-        b[j + 1][0] = r[2];
-        b[j + 1][1] = r[3];
-      }
-      if constexpr (NT % 2 == 1)  // odd tile count: the last one alone (lanes 0-15 give the addresses)
-        ldsm_x2(b[NT - 1][0], b[NT - 1][1], bs + ((NT - 1) * 8 + (lane & 7)) * kLds + kk + ((lane >> 3) & 1) * 8);
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
-    }
+    for (int kk = 0; kk < kBK; kk += 16) warp_k16<T, MT, NT>(acc, as + kk, kLds, bs + kk, kLds, lane);
   }
   cp_async_wait_all();
   __syncthreads();  // every warp is done with the pipeline buffers: Cs may overwrite them
 
-  // Accumulators -> Cs (fragment layout of m16n8: c0,c1 at (row g, cols 2t, 2t+1), c2,c3 at row g + 8).
-  {
-    const int gr = lane >> 2, gc = (lane & 3) * 2;
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-      for (int j = 0; j < NT; ++j) {
-        const int r = wm * TM + i * 16 + gr, c = wg * UB + j * 8 + gc;
-        *reinterpret_cast<float2*>(Cs + r * Cfg::CLD + c) = make_float2(acc[i][j][0], acc[i][j][1]);
-        *reinterpret_cast<float2*>(Cs + (r + 8) * Cfg::CLD + c) = make_float2(acc[i][j][2], acc[i][j][3]);
-      }
-  }
+  store_acc<MT, NT>(acc, Cs, Cfg::CLD, wm * TM, wg * UB, lane);
   __syncthreads();
 
   // Cell: thread -> (sequence bl, unit ul), units fastest (coalesced gx / state / y accesses).
