@@ -551,6 +551,9 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   const bool lstm = rnn.cfg.cell == OPENRNN_CELL_LSTM;
   if (w16 && persist_v7_mode() != 0 && v7_preferred(B, H)) {
     if (B > 256) return false;
+    // Both directions need twice the blocks: at 2B*H > 131072 (e.g. B = 256, H = 512) v7's blocks no longer all fit
+    // and v4 would run (3x slower); not timed against STANDARD with D = 2, so STANDARD keeps it.
+    if (rnn.D == 2 && 2LL * B * H > 131072) return false;
     if (H >= 1024) return B <= 64;
     return !(mode == OPENRNN_FWD_TRAINING && lstm && H <= 256 && B > 64);
   }
