@@ -67,19 +67,12 @@ struct Choice {
 
 // OPENRNN_PERSIST_V6=0 (developer switch for A/B timing and tests, read at every call): the forward never takes
 // the v6 small-batch kernel.
-bool persist_v6_disabled() {
-  const char* e = std::getenv("OPENRNN_PERSIST_V6");
-  return e && std::strcmp(e, "0") == 0;
-}
+bool persist_v6_disabled() { return env_switch01("OPENRNN_PERSIST_V6") == 0; }
 
 // OPENRNN_PERSIST_V7 (developer switch, read at every call): "0" the forward never takes the v7 tensor-core kernel,
 // "1" takes it wherever it applies (16-bit LSTM / GRU, H % 8 == 0) and its plan fits, otherwise the rule of
 // v7_preferred. OPENRNN_PERSIST_V7_SHAPE=MBxUB (tuning): only that v7 block shape.
-int persist_v7_mode() {
-  const char* e = std::getenv("OPENRNN_PERSIST_V7");
-  if (!e) return -1;
-  return std::strcmp(e, "0") == 0 ? 0 : (std::strcmp(e, "1") == 0 ? 1 : -1);
-}
+int persist_v7_mode() { return env_switch01("OPENRNN_PERSIST_V7"); }
 bool v7_shape_allowed(const Kernel* k) {
   const char* e = std::getenv("OPENRNN_PERSIST_V7_SHAPE");
   int mb = 0, ub = 0;
@@ -129,7 +122,7 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   }
   // v3 bench: BC=1 is fastest up to B=4 in cluster mode and up to B=2 in grid mode (H=1024, B=4: BC=8 5.96 vs BC=1
   // 6.94 µs/step); wider chunks from there on. Cluster before grid (grid mode only wins at H=512, B>=64 for LSTM, by
-  // <10% at B=64; AUTO does not pick PERSISTENT at B=256, H=512).
+  // <10% at B=64; AUTO does not pick v4 at B=256, H=512).
   // v7: before v6 when forced, else after it (v6 only fits B <= ~15). Smallest MB first (most blocks; measured
   // best wherever it fits), UB = 16 last, except first from 2B*H >= 262144 (B = 256 H = 512, H200: 10.1 against
   // 12.2 µs/step for 128x8: half the state traffic through L2).
@@ -171,10 +164,7 @@ const std::vector<std::unique_ptr<BwdKernel>>& all_bwd_kernels() {
 
 // OPENRNN_PERSIST_BWD=0 (developer switch, read once): backward data runs STANDARD's per-step loop (A/B timing).
 bool persist_bwd_disabled() {
-  static const bool off = [] {
-    const char* e = std::getenv("OPENRNN_PERSIST_BWD");
-    return e && std::strcmp(e, "0") == 0;
-  }();
+  static const bool off = env_switch01("OPENRNN_PERSIST_BWD") == 0;
   return off;
 }
 
