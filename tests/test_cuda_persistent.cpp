@@ -2,8 +2,8 @@
 // the H = 256 configurations): forward training + backward_data + backward_weights forced to PERSISTENT, checked
 // against STANDARD in float64 on the GPU (the oracle) with DESIGN.md's fixed bounds per storage type, and two runs
 // bitwise equal. The cases pick each backward kernel configuration (persistent_bwd_kernels.cuh: one-column and wide
-// chunks, shared-memory weight slices at H = 512 float32 and RNN H = 1024, a padded H = 300) with ragged lengths,
-// both directions, two layers with dropout, and the batch-major layout.
+// chunks, shared-memory weight slices at H = 512 float32 and RNN H = 1024, a padded H = 300, the grid kernel at
+// H = 1000 / 1024) with ragged lengths, both directions, two layers with dropout, and the batch-major layout.
 #include "test_cuda_util.h"  // first: defines OPENRNN_TEST_CUDA from the build's switch
 
 #ifdef OPENRNN_TEST_CUDA
@@ -55,6 +55,10 @@ std::vector<PCase> cases() {
   v.push_back(make("gru_H512_B70_ragged", OPENRNN_CELL_GRU, 8, 512, 1, false, 4, 70, true));
   v.push_back(make("lstm_H264_B36_bidir", OPENRNN_CELL_LSTM, 8, 264, 1, true, 4, 36, false));
   v.push_back(make("rnn_tanh_H1024_B5_ragged", OPENRNN_CELL_RNN_TANH, 16, 1024, 1, false, 5, 5, true));
+  // The grid-mode backward (persistent_bwd_grid.cuh, LSTM / GRU H = 1024, B <= 16): a few sequences, and the full
+  // 16 at a padded hidden size (1000 runs on the compiled 1024) with ragged lengths.
+  v.push_back(make("lstm_H1024_B3_ragged", OPENRNN_CELL_LSTM, 12, 1024, 1, false, 6, 3, true));
+  v.push_back(make("gru_H1000_B16_ragged", OPENRNN_CELL_GRU, 8, 1000, 1, false, 5, 16, true));
   v.push_back(make("rnn_relu_H512_B3_bidir_ragged", OPENRNN_CELL_RNN_RELU, 8, 512, 1, true, 6, 3, true));
   {
     PCase c = make("lstm_H256_2layer_dropout_batchmajor", OPENRNN_CELL_LSTM, 10, 256, 2, true, 5, 4, true);

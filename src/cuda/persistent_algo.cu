@@ -200,9 +200,14 @@ BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data
 }
 
 // STANDARD's backward_data with each layer's recurrence run by the chosen persistent backward kernel.
+// Grid-mode backward kernels exchange through the workspace past STANDARD's backward_data region (which
+// backward_data also uses): per direction the shares buffer (part_bytes) and an arrival counter.
+size_t bwd_grid_offset(const StdLayout& s) { return align_up(s.workspace_bytes); }
+size_t bwd_grid_dir_bytes(const BwdKernel& k, int B) { return align_up(k.part_bytes(B)) + align_up(sizeof(unsigned)); }
+
 class PersistentRecurrence final : public BwdRecurrence {
  public:
-  explicit PersistentRecurrence(const BwdChoice& ch) : ch_(ch) {}
+  PersistentRecurrence(const BwdChoice& ch, void* workspace) : ch_(ch), ws_(static_cast<char*>(workspace)) {}
   void run(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const StdLayout& s,
            const BwdLayer& b) const override {
     const StdDims& d = s.d;
@@ -230,6 +235,11 @@ class PersistentRecurrence final : public BwdRecurrence {
       la.dcy[dir] = b.dcy[dir];
       la.dhx[dir] = b.dhx[dir];
       la.dcx[dir] = b.dcx[dir];
+      if (ch_.k->part_bytes(d.B) > 0) {
+        char* g = ws_ + bwd_grid_offset(s) + size_t(dir) * bwd_grid_dir_bytes(*ch_.k, d.B);
+        la.part[dir] = reinterpret_cast<float*>(g);
+        la.counter[dir] = reinterpret_cast<unsigned*>(g + align_up(ch_.k->part_bytes(d.B)));
+      }
     }
     (void)x;
     ch_.k->launch(la, ch_.plan, ctx.stream);
@@ -237,6 +247,7 @@ class PersistentRecurrence final : public BwdRecurrence {
 
  private:
   BwdChoice ch_;
+  char* ws_;
 };
 
 struct Layout {
@@ -481,7 +492,11 @@ class PersistentAlgo final : public CudaAlgo {
     if (mode != OPENRNN_FWD_TRAINING) return TempSizes{own, 0};
     // Training: the reserve is STANDARD's (backward data and weights run its code), the workspace serves both.
     const TempSizes st = standard_->sizes(ctx, rnn, x, mode);
-    return TempSizes{std::max(own, st.workspace), st.reserve};
+    size_t ws = st.workspace;
+    const BwdChoice ch = choose_bwd(ctx.props, rnn.cfg.cell, rnn.cfg.data_type, rnn.cfg.hidden_size, x.B, rnn.D);
+    if (ch.k && ch.k->part_bytes(x.B) > 0)
+      ws = bwd_grid_offset(make_std_layout(rnn, x, true)) + size_t(rnn.D) * bwd_grid_dir_bytes(*ch.k, x.B);
+    return TempSizes{std::max(own, ws), st.reserve};
   }
 
   void forward(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x,
@@ -503,7 +518,7 @@ class PersistentAlgo final : public CudaAlgo {
     const BwdChoice ch = choose_bwd(ctx.props, rnn.cfg.cell, rnn.cfg.data_type, rnn.cfg.hidden_size, x.B, rnn.D);
     if (!ch.k) return standard_->backward_data(ctx, rnn, x, a);
     const StdLayout s = make_std_layout(rnn, x, true);
-    const PersistentRecurrence rec(ch);
+    const PersistentRecurrence rec(ch, a.workspace);
     switch (rnn.cfg.data_type) {
       case OPENRNN_DATA_FLOAT: return std_backward_data<float>(ctx, rnn, x, s, a, &rec);
       case OPENRNN_DATA_HALF: return std_backward_data<__half>(ctx, rnn, x, s, a, &rec);

@@ -61,7 +61,100 @@ struct BwdParams {
   TW* dcx[2];
   const int* lengths;    // [B] or null
   float clip;
+  float* part[2];        // grid kernel (persistent_bwd_grid.cuh): float32 [2][C][B][H] shares
+  unsigned* counter[2];  // grid kernel: arrival counter, zeroed before the launch
 };
+
+// Pointwise inputs of one (processing step, sequence, unit) of the backward recurrence, shared by the cluster kernel
+// below and the grid kernel (persistent_bwd_grid.cuh). valid = false past the sequence's length, and wherever the caller
+// passes ok = false (no such thread role, final matvec-only pass, column past the tile, padded unit).
+template <int G>
+struct BwdIn {
+  bool valid;
+  int t;  // real time of processing step k
+  float a[G];
+  float c, cp, dy, hn, hp;
+};
+
+// The inputs of processing step k for sequence bg (global index), unit gu of direction dir, length len.
+template <int CELL, typename TW>
+__device__ __forceinline__ BwdIn<CellTraits<CELL>::G> bwd_load_in(const BwdParams<TW>& p, int dir, int k, int bg,
+                                                                  int gu, int len, bool ok) {
+  using S = Store<TW>;
+  constexpr int G = CellTraits<CELL>::G;
+  const int T = p.T, B = p.B, Hr = p.Hr;
+  BwdIn<G> v{};
+  v.valid = false;
+  v.t = dir == 0 ? T - 1 - k : k;
+  if (!ok || k >= T || v.t >= len) return v;
+  v.valid = true;
+  const size_t row = size_t(v.t) * B + bg;
+  const float* ap = p.acts[dir] + row * (G * Hr) + gu;
+#pragma unroll
+  for (int g = 0; g < G; ++g) v.a[g] = ap[g * Hr];
+  v.dy = S::to_f(p.dy[(v.t * p.dy_rt + bg * p.dy_rb) * p.dy_width + dir * Hr + gu]);
+  const int sin = dir == 0 ? v.t : v.t + 1, sout = dir == 0 ? v.t + 1 : v.t;  // STANDARD's slots (T+1 of them)
+  if (CELL == LSTM) {
+    v.c = p.cs[dir][(size_t(sout) * B + bg) * Hr + gu];
+    v.cp = p.cs[dir][(size_t(sin) * B + bg) * Hr + gu];
+  }
+  if (CELL == GRU) {
+    v.hn = p.hn[dir][row * Hr + gu];
+    const TW* hr = p.hs[dir] + (size_t(sin) * B + bg) * (size_t(Hr) * (sizeof(TW) == 2 ? 2 : 1)) + gu;
+    v.hp = S::to_f(hr[0]);
+    if constexpr (sizeof(TW) == 2) v.hp += S::to_f(hr[Hr]);
+  }
+  return v;
+}
+
+// One unit's cell backward: dh = dh_tot + dy -> input-side (dgx) and recurrent-side (dgr) pre-activation gradients,
+// the new dc and carried (the part of dh_prev that does not go through W_hh). Inactive step: carried = dh_tot, dc
+// unchanged, gradients 0; padded unit (live = false): everything 0.
+template <int CELL>
+__device__ __forceinline__ void bwd_cell(const BwdIn<CellTraits<CELL>::G>& in, float dh_tot, float dc_cur, float clip,
+                                         bool live, float (&dgx)[CellTraits<CELL>::G],
+                                         float (&dgr)[CellTraits<CELL>::G], float& carry, float& dc_new) {
+  constexpr int G = CellTraits<CELL>::G;
+#pragma unroll
+  for (int g = 0; g < G; ++g) dgx[g] = dgr[g] = 0.f;
+  carry = live ? dh_tot : 0.f;
+  dc_new = live ? dc_cur : 0.f;
+  if (!in.valid) return;
+  const float dh = dh_tot + in.dy;
+  if (CELL == LSTM) {
+    const cell::LstmAct<float> a{in.a[0], in.a[1], in.a[2], in.a[3]};
+    cell::lstm_backward(a, in.c, in.cp, clip, dh, dc_cur, dgx[0], dgx[1], dgx[2], dgx[3], dc_new);
+#pragma unroll
+    for (int g = 0; g < G; ++g) dgr[g] = dgx[g];
+    carry = 0.f;
+  } else if (CELL == GRU) {
+    cell::gru_backward(in.a[0], in.a[1], in.a[2], in.hn, in.hp, dh, dgx[0], dgx[1], dgx[2], dgr[2], carry);
+    dgr[0] = dgx[0];
+    dgr[1] = dgx[1];
+  } else {
+    dgx[0] = dgr[0] = cell::rnn_backward(in.a[0], dh, CELL == RNN_RELU);
+    carry = 0.f;
+  }
+}
+
+// The reserve's dG (and GRU's dGh) of one unit at real time t, sequence bg: every step's rows, zeros at padding
+// steps (the weight-gradient GEMMs run over them).
+template <int CELL, typename TW>
+__device__ __forceinline__ void bwd_store_dG(const BwdParams<TW>& p, int dir, int t, int bg, int gu,
+                                             const float (&dgx)[CellTraits<CELL>::G],
+                                             const float (&dgr)[CellTraits<CELL>::G]) {
+  using S = Store<TW>;
+  constexpr int G = CellTraits<CELL>::G;
+  const size_t row = size_t(t) * p.B + bg;
+  TW* dg = p.dG[dir] + row * (G * p.Hr) + gu;
+#pragma unroll
+  for (int g = 0; g < G; ++g) dg[g * p.Hr] = S::from_f(dgx[g]);
+  if (CELL == GRU) {
+    TW* dgh = p.dGh[dir] + row * (G * p.Hr) + gu;
+#pragma unroll
+    for (int g = 0; g < G; ++g) dgh[g * p.Hr] = S::from_f(dgr[g]);
+  }
+}
 
 template <int CELL, typename TW, int H, int C, int KREG, int BC>
 struct BwdConfig {
@@ -156,39 +249,12 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
   }
   __syncthreads();  // lens visible to every role
 
-  // Pointwise inputs of (processing step k, chunk c) for this thread's (unit, column); valid = false past the length
-  // (and for the final matvec-only pass k = T, columns past the tile, padded units).
-  struct In {
-    bool valid;
-    int t;
-    float a[G];
-    float c, cp, dy, hn, hp;
-  };
+  // Pointwise inputs of (processing step k, chunk c) for this thread's (unit, column), one chunk ahead.
+  using In = BwdIn<G>;
   auto load_in = [&](int k, int c) -> In {
-    In v{};
     const int b = c * BC + pbc;
-    v.valid = false;
-    v.t = dir == 0 ? T - 1 - k : k;
-    if (!cell_thread || k >= T || b >= nb) return v;
-    if (v.t >= lens[b] || !p_live) return v;
-    v.valid = true;
-    const size_t row = size_t(v.t) * B + b0 + b;
-    const float* ap = p.acts[dir] + row * (G * Hr) + gu;
-#pragma unroll
-    for (int g = 0; g < G; ++g) v.a[g] = ap[g * Hr];
-    v.dy = S::to_f(p.dy[(v.t * p.dy_rt + (b0 + b) * p.dy_rb) * p.dy_width + dir * Hr + gu]);
-    const int sin = dir == 0 ? v.t : v.t + 1, sout = dir == 0 ? v.t + 1 : v.t;  // STANDARD's slots (T+1 of them)
-    if (CELL == LSTM) {
-      v.c = p.cs[dir][(size_t(sout) * B + b0 + b) * Hr + gu];
-      v.cp = p.cs[dir][(size_t(sin) * B + b0 + b) * Hr + gu];
-    }
-    if (CELL == GRU) {
-      v.hn = p.hn[dir][row * Hr + gu];
-      const TW* hr = p.hs[dir] + (size_t(sin) * B + b0 + b) * (size_t(Hr) * (sizeof(TW) == 2 ? 2 : 1)) + gu;
-      v.hp = S::to_f(hr[0]);
-      if constexpr (sizeof(TW) == 2) v.hp += S::to_f(hr[Hr]);
-    }
-    return v;
+    const bool ok = cell_thread && b < nb && p_live;
+    return bwd_load_in<CELL, TW>(p, dir, k, b0 + b, gu, ok ? lens[b] : 0, ok);
   };
   In nx = load_in(0, 0);
   cluster_arrive_release();
@@ -230,41 +296,12 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
             if (CELL == LSTM && p.dcx[dir]) p.dcx[dir][g] = S::from_f(dc_cur);
           }
         } else {
-          float dgx[G], dgr[G];  // input-side and recurrent-side pre-activation gradients of this unit
-#pragma unroll
-          for (int g = 0; g < G; ++g) dgx[g] = dgr[g] = 0.f;
-          float carry = p_live ? dh_tot : 0.f, dc_new = p_live ? dc_cur : 0.f;
-          if (in.valid) {
-            const float dh = dh_tot + in.dy;
-            if (CELL == LSTM) {
-              const cell::LstmAct<float> a{in.a[0], in.a[1], in.a[2], in.a[3]};
-              cell::lstm_backward(a, in.c, in.cp, p.clip, dh, dc_cur, dgx[0], dgx[1], dgx[2], dgx[3], dc_new);
-#pragma unroll
-              for (int g = 0; g < G; ++g) dgr[g] = dgx[g];
-              carry = 0.f;
-            } else if (CELL == GRU) {
-              cell::gru_backward(in.a[0], in.a[1], in.a[2], in.hn, in.hp, dh, dgx[0], dgx[1], dgx[2], dgr[2], carry);
-              dgr[0] = dgx[0];
-              dgr[1] = dgx[1];
-            } else {
-              dgx[0] = dgr[0] = cell::rnn_backward(in.a[0], dh, CELL == RNN_RELU);
-              carry = 0.f;
-            }
-          }
+          float dgx[G], dgr[G], carry, dc_new;  // input-side and recurrent-side pre-activation gradients
+          bwd_cell<CELL>(in, dh_tot, dc_cur, p.clip, p_live, dgx, dgr, carry, dc_new);
           if (pk == 0) {
             carried[so] = carry;
             if (CELL == LSTM) dcs[so] = dc_new;
-            if (p_live) {  // every step's rows, zeros at padding steps (the weight-gradient GEMMs run over them)
-              const size_t row = size_t(in.t) * B + b0 + b;
-              TW* dg = p.dG[dir] + row * (G * Hr) + gu;
-#pragma unroll
-              for (int g = 0; g < G; ++g) dg[g * Hr] = S::from_f(dgx[g]);
-              if (CELL == GRU) {
-                TW* dgh = p.dGh[dir] + row * (G * Hr) + gu;
-#pragma unroll
-                for (int g = 0; g < G; ++g) dgh[g * Hr] = S::from_f(dgr[g]);
-              }
-            }
+            if (p_live) bwd_store_dG<CELL, TW>(p, dir, in.t, b0 + b, gu, dgx, dgr);
           }
           float* dst = dgs + (size_t(sbuf ^ 1) * rows_pad + b) * K + gu;
           for (int q = pk; q < C; q += ncopy) {

@@ -1,13 +1,47 @@
-// One persist_bwd_kernel instantiation behind the BwdKernel interface (persistent_plan.h): capacity planning (the
-// cluster plan shared with the forward kernels) and the cluster launch. Included by persistent_bwd_{f32,bf16,f16}.cu.
+// The backward kernel instantiations behind the BwdKernel interface (persistent_plan.h): persist_bwd_kernel (the
+// cluster plan shared with the forward kernels, cluster launch) and persist_bwd_grid_kernel (cooperative launch). Included by persistent_bwd_{f32,bf16,f16}.cu.
 #pragma once
 
 #include "persistent_bwd.cuh"
+#include "persistent_bwd_grid.cuh"
 #include "persistent_kernels.cuh"
 
 namespace openrnn {
 namespace cuda {
 namespace persist {
+
+// The kernel parameter block of one layer's launch (cluster and grid kernels take the same one).
+template <typename TW>
+BwdParams<TW> bwd_params(const BwdLaunchArgs& a, const Plan& pl) {
+  BwdParams<TW> p{};
+  p.T = a.T;
+  p.B = a.B;
+  p.Hr = a.Hr;
+  p.BT = pl.BT;
+  p.D = a.D;
+  p.dy = static_cast<const TW*>(a.dy);
+  p.dy_rt = a.dy_rt;
+  p.dy_rb = a.dy_rb;
+  p.dy_width = a.dy_width;
+  p.lengths = a.lengths;
+  p.clip = a.clip;
+  for (int i = 0; i < 2; ++i) {
+    p.whh[i] = static_cast<const TW*>(a.whh[i]);
+    p.acts[i] = a.acts[i];
+    p.hs[i] = static_cast<const TW*>(a.hs[i]);
+    p.cs[i] = a.cs[i];
+    p.hn[i] = a.hn[i];
+    p.dG[i] = static_cast<TW*>(a.dG[i]);
+    p.dGh[i] = static_cast<TW*>(a.dGh[i]);
+    p.dhy[i] = static_cast<const TW*>(a.dhy[i]);
+    p.dcy[i] = static_cast<const TW*>(a.dcy[i]);
+    p.dhx[i] = static_cast<TW*>(a.dhx[i]);
+    p.dcx[i] = static_cast<TW*>(a.dcx[i]);
+    p.part[i] = a.part[i];
+    p.counter[i] = a.counter[i];
+  }
+  return p;
+}
 
 template <int CELL, typename TW, int H_, int C, int KREG, int BC>
 class BwdKernelImpl final : public BwdKernel {
@@ -30,31 +64,7 @@ class BwdKernelImpl final : public BwdKernel {
     return plan_cluster(prop, B, D, C, BC, Cfg::NT, fns, 1, [](int bt) { return Cfg::smem_bytes(bt); }, H_, wmb);
   }
   void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
-    BwdParams<TW> p{};
-    p.T = a.T;
-    p.B = a.B;
-    p.Hr = a.Hr;
-    p.BT = pl.BT;
-    p.D = a.D;
-    p.dy = static_cast<const TW*>(a.dy);
-    p.dy_rt = a.dy_rt;
-    p.dy_rb = a.dy_rb;
-    p.dy_width = a.dy_width;
-    p.lengths = a.lengths;
-    p.clip = a.clip;
-    for (int i = 0; i < 2; ++i) {
-      p.whh[i] = static_cast<const TW*>(a.whh[i]);
-      p.acts[i] = a.acts[i];
-      p.hs[i] = static_cast<const TW*>(a.hs[i]);
-      p.cs[i] = a.cs[i];
-      p.hn[i] = a.hn[i];
-      p.dG[i] = static_cast<TW*>(a.dG[i]);
-      p.dGh[i] = static_cast<TW*>(a.dGh[i]);
-      p.dhy[i] = static_cast<const TW*>(a.dhy[i]);
-      p.dcy[i] = static_cast<const TW*>(a.dcy[i]);
-      p.dhx[i] = static_cast<TW*>(a.dhx[i]);
-      p.dcx[i] = static_cast<TW*>(a.dcx[i]);
-    }
+    const BwdParams<TW> p = bwd_params<TW>(a, pl);
     cudaLaunchConfig_t cfg = {};
     cfg.blockDim = dim3(Cfg::NT, 1, 1);
     cfg.dynamicSmemBytes = pl.smem;
@@ -71,9 +81,79 @@ class BwdKernelImpl final : public BwdKernel {
   }
 };
 
+// Grid-mode backward (persistent_bwd_grid.cuh): C = H/U CTAs per direction in one cooperative launch (refused, not
+// deadlocked, when they cannot all be co-resident), one batch tile of B <= BMAX sequences.
+template <int CELL, typename TW, int H_, int U, int KREG>
+class BwdGridKernelImpl final : public BwdKernel {
+  using Cfg = BwdGridConfig<CELL, TW, H_, U, KREG>;
+  static const void* kfn() { return reinterpret_cast<const void*>(&persist_bwd_grid_kernel<CELL, TW, H_, U, KREG>); }
+
+ public:
+  openrnn_cell cell() const override { return api_cell(CELL); }
+  openrnn_data_type dtype() const override { return DTypeOf<TW>::v; }
+  int H() const override { return H_; }
+  int bc() const override { return 4; }
+  std::string name() const override {
+    char b[96];
+    snprintf(b, sizeof b, "bwd_H%d_grid%d_kreg%d", H_, Cfg::C, KREG);
+    return b;
+  }
+  size_t part_bytes(int B) const override { return Cfg::part_bytes(B); }
+  Plan plan(const cudaDeviceProp& prop, int B, int D) const override {
+    Plan pl;
+    pl.C = Cfg::C;
+    char msg[320];
+    if (B > Cfg::BMAX) {
+      snprintf(msg, sizeof msg, "H=%d backward: the grid kernel takes at most %d sequences, B=%d", H_, Cfg::BMAX, B);
+      pl.why = msg;
+      return pl;
+    }
+    const size_t smem = Cfg::smem_bytes();
+    int per_sm = 0;
+    if (smem > prop.sharedMemPerBlockOptin ||
+        cudaFuncSetAttribute(kfn(), cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn(), Cfg::NT, smem) != cudaSuccess) {
+      cudaGetLastError();
+      pl.why = "occupancy query failed";
+      return pl;
+    }
+    const int capacity = per_sm * prop.multiProcessorCount;
+    if (Cfg::C * D > capacity) {
+      const double wmb = double(Cfg::G) * H_ * H_ * sizeof(TW) / (1 << 20);
+      snprintf(msg, sizeof msg,
+               "H=%d backward: W_hh (%.1f MB per direction) is spread over %d CTAs per direction, %d for D=%d, but "
+               "this GPU holds %d co-resident CTAs of this kernel",
+               H_, wmb, Cfg::C, Cfg::C * D, D, capacity);
+      pl.why = msg;
+      return pl;
+    }
+    pl.BT = B;
+    pl.groups = 1;
+    pl.smem = smem;
+    pl.ok = true;
+    return pl;
+  }
+  void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
+    const BwdParams<TW> p = bwd_params<TW>(a, pl);
+    for (int i = 0; i < a.D; ++i) OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.counter[i], 0, sizeof(unsigned), s));
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(Cfg::NT, 1, 1);
+    cfg.dynamicSmemBytes = pl.smem;
+    cfg.stream = s;
+    cfg.gridDim = dim3(Cfg::C, a.D, 1);
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeCooperative;
+    at[0].val.cooperative = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_bwd_grid_kernel<CELL, TW, H_, U, KREG>, p));
+  }
+};
+
 // The configuration set per storage type: the forward's cluster shapes transposed (H=256: clusters of 8, H=512 and
 // RNN H=1024: clusters of 16; U = 32 units per CTA, 64 for RNN H=1024), the same number of W_hh values per thread.
-// H=1024 LSTM/GRU (grid mode in the forward) have no persistent backward: STANDARD's runs.
+// H=1024 LSTM/GRU (grid mode in the forward): the grid-mode backward, U = 8 units per CTA (128 CTAs), every weight
+// pair of a thread in registers (LSTM 32 pairs, GRU 24) but 4 of float32 LSTM's (in shared memory: no spills).
 template <typename TW>
 void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   // KREG per configuration from ptxas -v (sm_90a, 128 registers at 512 threads): the largest of those tried that
@@ -97,6 +177,8 @@ void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   v.emplace_back(new BwdKernelImpl<RNN_RELU, TW, 256, 8, 16, 4>());
   v.emplace_back(new BwdKernelImpl<RNN_RELU, TW, 512, 16, 32, 4>());
   v.emplace_back(new BwdKernelImpl<RNN_RELU, TW, 1024, 16, R1024, 4>());
+  v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 8, w16 ? 32 : 28>());
+  v.emplace_back(new BwdGridKernelImpl<GRU, TW, 1024, 8, 24>());
 }
 
 }  // namespace persist

@@ -9,7 +9,8 @@
 //   grid mode, U=8 units per CTA: H=1024 needs 128 CTAs (LSTM float32 16 MB: 64 KB registers + 64 KB shared each).
 // Backward data (persistent_bwd.cuh) holds the transposed slice W_hh^T [U, G*H] per CTA: the same values per CTA as
 // the forward's cluster mode, plus a [rows][G*H] float32 exchange buffer per batch tile (G times the forward's), so its
-// batch tiles are smaller; H = 1024 LSTM/GRU have no backward configuration (STANDARD's loop runs).
+// batch tiles are smaller. H = 1024 LSTM/GRU: the grid-mode backward (persistent_bwd_grid.cuh), the forward's row
+// slice per CTA (U = 8 units: 128 CTAs per direction, so one direction per launch fits an H100), B <= 16.
 // Small batches (persistent_fwd_v6.cuh) hold the same W_hh slice per CTA as cluster mode, one sequence per cluster:
 // B <= the co-resident clusters per direction (H100: fewer than 16 of 8 CTAs, 7 of 16).
 // 16-bit LSTM/GRU at larger batches (persistent_fwd_v7.cuh, tensor cores): each block holds G*UB rows of W_hh in
@@ -104,6 +105,9 @@ struct BwdLaunchArgs {
   void* dcx[2];
   const int* lengths;
   float clip;
+  // Grid-mode kernels only (part_bytes() > 0): per direction, part_bytes(B) of workspace and a counter.
+  float* part[2] = {nullptr, nullptr};
+  unsigned* counter[2] = {nullptr, nullptr};
 };
 
 class BwdKernel {
@@ -116,6 +120,11 @@ class BwdKernel {
   virtual std::string name() const = 0;
   virtual Plan plan(const cudaDeviceProp& prop, int B, int D) const = 0;
   virtual void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const = 0;
+  // Global exchange buffer per direction (grid mode, persistent_bwd_grid.cuh); 0: cluster kernel, none needed.
+  virtual size_t part_bytes(int B) const {
+    (void)B;
+    return 0;
+  }
 };
 
 void add_kernels_f32(std::vector<std::unique_ptr<Kernel>>& k);

@@ -1,0 +1,223 @@
+// PERSISTENT backward-data kernel, grid mode: the recurrence of backward_data for hidden sizes whose W_hh does not
+// fit in one thread-block cluster (LSTM / GRU H = 1024: 16 MB / 12 MB in float32). Same results, same reserve
+// outputs and the same per-step equations as the cluster kernel (persistent_bwd.cuh); what differs is where the
+// weights sit and how the step's sum crosses the chip.
+//
+// Decomposition. C = H/U CTAs per direction (a cooperative launch: all co-resident or refused). CTA `rank` owns the
+// U units [u0, u0+U) and holds the forward's row slice of W_hh: the R = G*U rows {g*H + u} of its units, every one
+// of the H columns. Thread tid holds columns {2 tid, 2 tid + 1} of all R rows (H = 2 NT: R pairs per thread; KREG of
+// them in registers, the rest in shared memory as [R-KREG][NT] pairs, conflict-free).
+// The sum a unit needs, dh_tot[u'] = carried[u'] + sum_j W_hh[j][u'] dGrec[j], runs over the gate rows j of every
+// CTA, so each CTA computes its rows' share for all H units and the shares are reduced where they are needed
+// (reduce-scatter through L2), instead of gathering all G*H gradients into every CTA (4x the bytes per step):
+//   step k (processing order as the cluster kernel: real t = T-1..0 for direction 0, 0..T-1 for direction 1):
+//   1. k > 0: thread 0 waits (ld.acquire) for C*k arrivals on the direction's counter; every CTA reads the C
+//      shares of its U units from part[k&1][c][b][u] (float4, L2 only) and adds them in a fixed order (warp
+//      butterfly over c, then the warps of a column in order): red[b][w][u];
+//   2. cell phase, one thread per (sequence, unit) of the batch (U*BMAX threads): dh_tot = carried + the partial
+//      sums; cell backward (the cluster kernel's bwd_cell); dG/dGh rows of the reserve; dGrec -> dgl[b][r] in
+//      shared memory. carried and dc stay in that thread's registers for all T steps (it owns the unit);
+//   3. share: part[(k+1)&1][rank][b][2tid..2tid+1] = sum_r W[r][2tid..] dgl[b][r] (columns in chunks of 4, so each
+//      weight pair is read once per chunk); __syncthreads, then thread 0 adds 1 to the counter (release).
+//   After the last step one more pass of 1 gives dhx = carried + W_hh^T dGrec(last); dcx = dc.
+// One counter per direction suffices: a CTA writes part[(k+1)&1] at step k after its wait for C*k arrivals, i.e.
+// after every CTA finished step k-1, the last step that read that buffer.
+//
+// Bytes per step through L2: C*B*H floats written and read (B = 16, H = 1024, U = 8: 8 MB each way), a quarter of a
+// gather of dGrec. Capacity: B <= BMAX (the reduction holds a column pair per 512 threads in registers).
+// Precision and determinism: float32 exchange and sums in a fixed order (no atomics on data), as the cluster kernel.
+#pragma once
+
+#include "persistent_bwd.cuh"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+
+template <int CELL, typename TW, int H, int U, int KREG>
+struct BwdGridConfig {
+  using Pair = typename Store<TW>::Pair;
+  static constexpr int G = CellTraits<CELL>::G;
+  static constexpr int NT = 512, NW = NT / 32;
+  static constexpr int R = G * U;
+  static constexpr int C = H / U;
+  static constexpr int BMAX = 16;          // columns (sequences) per launch
+  static constexpr int NV = U / 4;         // float4 per (share, column) of the reduction
+  static constexpr int TPC = C * NV;       // reduction threads per column (= H / 4)
+  static constexpr int CPP = NT / TPC;     // columns per reduction pass
+  static constexpr int NPASS = BMAX / CPP; // reduction passes for BMAX columns
+  static constexpr int WPC = TPC / 32;     // warps per column in the reduction
+  static constexpr int KSM = R - KREG;     // weight pairs per thread in shared memory
+  static_assert(H == 2 * NT, "one column pair per thread");
+  static_assert(U % 4 == 0 && TPC % 32 == 0 && NT % TPC == 0 && BMAX % CPP == 0, "reduction shape");
+  static_assert(KREG <= R && KREG % 4 == 0 && R % 4 == 0, "rows are walked 4 at a time");
+  static_assert(U * BMAX <= NT, "one cell-phase thread per (unit, column)");
+
+  // Shared memory: W slice [KSM][NT] pairs | dgl [BMAX][R] | red [BMAX][WPC][U] | lens int [BMAX].
+  static size_t smem_bytes() {
+    return size_t(KSM) * NT * sizeof(Pair) + 4 * (size_t(BMAX) * R + size_t(BMAX) * WPC * U + BMAX);
+  }
+  // Global exchange per direction: part float32 [2][C][B][H].
+  static size_t part_bytes(int B) { return size_t(2) * C * B * H * 4; }
+};
+
+template <int CELL, typename TW, int H, int U, int KREG>
+__global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParams<TW> p) {
+  using Cfg = BwdGridConfig<CELL, TW, H, U, KREG>;
+  using S = Store<TW>;
+  using Pair = typename Cfg::Pair;
+  constexpr int G = Cfg::G, R = Cfg::R, C = Cfg::C, NT = Cfg::NT, BMAX = Cfg::BMAX, NV = Cfg::NV, TPC = Cfg::TPC,
+                CPP = Cfg::CPP, NPASS = Cfg::NPASS, WPC = Cfg::WPC, KSM = Cfg::KSM;
+
+  const int tid = threadIdx.x, lane = tid & 31;
+  const int dir = blockIdx.y;
+  const int T = p.T, B = p.B, Hr = p.Hr;
+  const int rank = blockIdx.x;
+  const int u0 = rank * U;
+
+  extern __shared__ float4 smem4[];
+  Pair* Wsm = reinterpret_cast<Pair*>(smem4);
+  float* dgl = reinterpret_cast<float*>(Wsm + KSM * NT);
+  float* red = dgl + BMAX * R;
+  int* lens = reinterpret_cast<int*>(red + BMAX * WPC * U);
+
+  // ---- W_hh rows of this CTA's units (compiled row r = g*U + uu <-> canonical row g*Hr + u0 + uu), columns
+  // 2 tid, 2 tid + 1 (consecutive threads read consecutive columns: coalesced). Padded rows / columns read as 0.
+  const TW* W = p.whh[dir];
+  Pair wreg[KREG > 0 ? KREG : 1];
+  {
+    const TW zero = S::from_f(0.f);
+    const int k0 = 2 * tid;
+    auto ld = [&](int r, int k) -> TW {
+      const int g = r / U, u = u0 + r % U;
+      return u < Hr && k < Hr ? W[size_t(g * Hr + u) * Hr + k] : zero;
+    };
+#pragma unroll
+    for (int r = 0; r < KREG; ++r) wreg[r] = S::from_f2(S::to_f(ld(r, k0)), S::to_f(ld(r, k0 + 1)));
+    for (int r = KREG; r < R; ++r) Wsm[(r - KREG) * NT + tid] = S::from_f2(S::to_f(ld(r, k0)), S::to_f(ld(r, k0 + 1)));
+  }
+  for (int i = tid; i < BMAX * R; i += NT) dgl[i] = 0.f;  // columns past B stay 0 (the share's padded chunk)
+  for (int i = tid; i < BMAX; i += NT) lens[i] = i < B ? (p.lengths ? p.lengths[i] : T) : 0;
+
+  // Cell-phase role: sequence cb, unit cu (consecutive threads: consecutive units of one sequence).
+  const int cb = tid / U, cu = tid % U;
+  const int gu = u0 + cu;
+  const bool cell_thread = cb < B;
+  const bool p_live = cell_thread && gu < Hr;
+  float carried = 0.f, dc = 0.f;  // this thread's unit, for all T steps
+  if (p_live) {
+    const size_t g = size_t(cb) * Hr + gu;
+    carried = p.dhy[dir] ? S::to_f(p.dhy[dir][g]) : 0.f;
+    if (CELL == LSTM) dc = p.dcy[dir] ? S::to_f(p.dcy[dir][g]) : 0.f;
+  }
+  __syncthreads();  // lens, dgl
+
+  using In = BwdIn<G>;
+  In nx = bwd_load_in<CELL, TW>(p, dir, 0, cb, gu, p_live ? lens[cb] : 0, p_live);
+  float* part = p.part[dir];
+  unsigned* counter = p.counter[dir];
+  // Reduction role: column slot rs of each pass, share rc, float4 rv of the U units.
+  const int rj = tid % TPC, rs = tid / TPC, rv = rj % NV, rc = rj / NV, rw = rj / 32;
+
+  for (int k = 0; k <= T; ++k) {
+    // ---- 1. the shares of this CTA's units, written by every CTA at step k-1 ----
+    float a_sum = 0.f;
+    if (k > 0) {
+      if (tid == 0)
+        while (ld_acquire_gpu(counter) < unsigned(C) * unsigned(k)) {
+        }
+      __syncthreads();
+      const float* src = part + size_t(k & 1) * C * B * H + size_t(rc) * B * H + u0 + 4 * rv;
+      float4 v[NPASS];
+#pragma unroll
+      for (int q = 0; q < NPASS; ++q) {
+        const int b = q * CPP + rs;
+        v[q] = b < B ? __ldcg(reinterpret_cast<const float4*>(src + size_t(b) * H)) : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int q = 0; q < NPASS; ++q) {
+        if (q * CPP >= B) break;
+#pragma unroll
+        for (int o = NV; o < 32; o <<= 1) {  // lanes of the same float4 of the units: shares rc in a fixed tree
+          v[q].x += __shfl_xor_sync(0xffffffffu, v[q].x, o);
+          v[q].y += __shfl_xor_sync(0xffffffffu, v[q].y, o);
+          v[q].z += __shfl_xor_sync(0xffffffffu, v[q].z, o);
+          v[q].w += __shfl_xor_sync(0xffffffffu, v[q].w, o);
+        }
+        const int b = q * CPP + rs;
+        if (lane < NV && b < B) *reinterpret_cast<float4*>(red + (b * WPC + rw) * U + 4 * rv) = v[q];
+      }
+      __syncthreads();
+      if (cell_thread) {
+        float a0 = 0.f, a1 = 0.f;  // two chains, fixed order
+#pragma unroll
+        for (int w = 0; w < WPC; w += 2) {
+          a0 += red[(cb * WPC + w) * U + cu];
+          a1 += red[(cb * WPC + w + 1) * U + cu];
+        }
+        a_sum = a0 + a1;
+      }
+    }
+    const float dh_tot = carried + a_sum;
+
+    // ---- 2. cell phase ----
+    if (k == T) {  // final pass: the gradients of hx and cx
+      if (p_live) {
+        const size_t g = size_t(cb) * Hr + gu;
+        if (p.dhx[dir]) p.dhx[dir][g] = S::from_f(dh_tot);
+        if (CELL == LSTM && p.dcx[dir]) p.dcx[dir][g] = S::from_f(dc);
+      }
+      break;
+    }
+    const In in = nx;
+    nx = bwd_load_in<CELL, TW>(p, dir, k + 1, cb, gu, p_live ? lens[cb] : 0, p_live);
+    if (cell_thread) {
+      float dgx[G], dgr[G], carry, dc_new;
+      bwd_cell<CELL>(in, dh_tot, dc, p.clip, p_live, dgx, dgr, carry, dc_new);
+      carried = carry;
+      dc = dc_new;
+      if (p_live) bwd_store_dG<CELL, TW>(p, dir, in.t, cb, gu, dgx, dgr);
+#pragma unroll
+      for (int g = 0; g < G; ++g) dgl[cb * R + g * U + cu] = dgr[g];
+    }
+    __syncthreads();
+
+    // ---- 3. this CTA's share for every unit: columns 2 tid, 2 tid + 1, sequences in chunks of 4 ----
+    float* dst = part + size_t((k + 1) & 1) * C * B * H + size_t(rank) * B * H + 2 * tid;
+    for (int b0 = 0; b0 < B; b0 += 4) {
+      float2 acc[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[q] = make_float2(0.f, 0.f);
+#pragma unroll
+      for (int r = 0; r < R; r += 4) {
+        float2 w[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) w[i] = S::to_f2(r + i < KREG ? wreg[r + i < KREG ? r + i : 0] : Wsm[(r + i - KREG) * NT + tid]);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const float4 d = *reinterpret_cast<const float4*>(dgl + (b0 + q) * R + r);
+          acc[q].x = fmaf(w[0].x, d.x, acc[q].x);
+          acc[q].y = fmaf(w[0].y, d.x, acc[q].y);
+          acc[q].x = fmaf(w[1].x, d.y, acc[q].x);
+          acc[q].y = fmaf(w[1].y, d.y, acc[q].y);
+          acc[q].x = fmaf(w[2].x, d.z, acc[q].x);
+          acc[q].y = fmaf(w[2].y, d.z, acc[q].y);
+          acc[q].x = fmaf(w[3].x, d.w, acc[q].x);
+          acc[q].y = fmaf(w[3].y, d.w, acc[q].y);
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        if (b0 + q < B) __stcg(reinterpret_cast<float2*>(dst + size_t(b0 + q) * H), acc[q]);
+    }
+    __syncthreads();
+    if (tid == 0) {
+      __threadfence();
+      atomicAdd(counter, 1u);
+    }
+  }
+}
+
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn
