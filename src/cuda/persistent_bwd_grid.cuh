@@ -15,10 +15,12 @@
 //      shares of its U units from part[k&1][c][b][u] (float4, L2 only) and adds them in a fixed order (warp
 //      butterfly over c, then the warps of a column in order): red[b][w][u];
 //   2. cell phase, one thread per (sequence, unit) of the batch (U*BMAX threads): dh_tot = carried + the partial
-//      sums; cell backward (the cluster kernel's bwd_cell); dG/dGh rows of the reserve; dGrec -> dgl[b][r] in
-//      shared memory. carried and dc stay in that thread's registers for all T steps (it owns the unit);
+//      sums; cell backward (the cluster kernel's bwd_cell); dGrec -> dgl[b][r] in shared memory. carried and dc
+//      stay in that thread's registers for all T steps (it owns the unit);
 //   3. share: part[(k+1)&1][rank][b][2tid..2tid+1] = sum_r W[r][2tid..] dgl[b][r] (columns in chunks of 4, so each
-//      weight pair is read once per chunk); __syncthreads, then thread 0 adds 1 to the counter (release).
+//      weight pair is read once per chunk); __syncthreads, then thread 0 adds 1 to the counter (red.release), and
+//      only then the cell threads write the step's dG/dGh rows of the reserve (from dgl: the release does not wait
+//      for those stores, as in v7).
 //   After the last step one more pass of 1 gives dhx = carried + W_hh^T dGrec(last); dcx = dc.
 // One counter per direction suffices: a CTA writes part[(k+1)&1] at step k after its wait for C*k arrivals, i.e.
 // after every CTA finished step k-1, the last step that read that buffer.
@@ -53,9 +55,11 @@ struct BwdGridConfig {
   static_assert(KREG <= R && KREG % 4 == 0 && R % 4 == 0, "rows are walked 4 at a time");
   static_assert(U * BMAX <= NT, "one cell-phase thread per (unit, column)");
 
-  // Shared memory: W slice [KSM][NT] pairs | dgl [BMAX][R] | red [BMAX][WPC][U] | lens int [BMAX].
+  // Shared memory: W slice [KSM][NT] pairs | dgl [BMAX][R] | xn [BMAX][U] (GRU) | red [BMAX][WPC][U] |
+  // lens int [BMAX].
   static size_t smem_bytes() {
-    return size_t(KSM) * NT * sizeof(Pair) + 4 * (size_t(BMAX) * R + size_t(BMAX) * WPC * U + BMAX);
+    return size_t(KSM) * NT * sizeof(Pair) +
+           4 * (size_t(BMAX) * R + (CELL == GRU ? size_t(BMAX) * U : 0) + size_t(BMAX) * WPC * U + BMAX);
   }
   // Global exchange per direction: part float32 [2][C][B][H].
   static size_t part_bytes(int B) { return size_t(2) * C * B * H * 4; }
@@ -78,7 +82,8 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
   extern __shared__ float4 smem4[];
   Pair* Wsm = reinterpret_cast<Pair*>(smem4);
   float* dgl = reinterpret_cast<float*>(Wsm + KSM * NT);
-  float* red = dgl + BMAX * R;
+  float* xn = dgl + BMAX * R;  // GRU: the n gate's input-side gradient (dgl holds the recurrent side)
+  float* red = xn + (CELL == GRU ? BMAX * U : 0);
   int* lens = reinterpret_cast<int*>(red + BMAX * WPC * U);
 
   // ---- W_hh rows of this CTA's units (compiled row r = g*U + uu <-> canonical row g*Hr + u0 + uu), columns
@@ -170,15 +175,17 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
       break;
     }
     const In in = nx;
+    int t_out = 0;  // real time of this step's reserve rows
     nx = bwd_load_in<CELL, TW>(p, dir, k + 1, cb, gu, p_live ? lens[cb] : 0, p_live);
     if (cell_thread) {
       float dgx[G], dgr[G], carry, dc_new;
       bwd_cell<CELL>(in, dh_tot, dc, p.clip, p_live, dgx, dgr, carry, dc_new);
       carried = carry;
       dc = dc_new;
-      if (p_live) bwd_store_dG<CELL, TW>(p, dir, in.t, cb, gu, dgx, dgr);
+      t_out = in.t;
 #pragma unroll
       for (int g = 0; g < G; ++g) dgl[cb * R + g * U + cu] = dgr[g];
+      if (CELL == GRU) xn[cb * U + cu] = dgx[2];
     }
     __syncthreads();
 
@@ -211,9 +218,15 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
         if (b0 + q < B) __stcg(reinterpret_cast<float2*>(dst + size_t(b0 + q) * H), acc[q]);
     }
     __syncthreads();
-    if (tid == 0) {
-      __threadfence();
-      atomicAdd(counter, 1u);
+    if (tid == 0) red_release_gpu_add(counter, 1u);
+    // This step's reserve rows, after the arrival (off the exchange's critical path; dgl / xn are next written in
+    // the next step's cell phase, after two more __syncthreads).
+    if (p_live) {
+      float dgx[G], dgr[G];
+#pragma unroll
+      for (int g = 0; g < G; ++g) dgx[g] = dgr[g] = dgl[cb * R + g * U + cu];
+      if (CELL == GRU) dgx[2] = xn[cb * U + cu];
+      bwd_store_dG<CELL, TW>(p, dir, t_out, cb, gu, dgx, dgr);
     }
   }
 }

@@ -153,7 +153,8 @@ class BwdGridKernelImpl final : public BwdKernel {
 // The configuration set per storage type: the forward's cluster shapes transposed (H=256: clusters of 8, H=512 and
 // RNN H=1024: clusters of 16; U = 32 units per CTA, 64 for RNN H=1024), the same number of W_hh values per thread.
 // H=1024 LSTM/GRU (grid mode in the forward): the grid-mode backward, U = 8 units per CTA (128 CTAs), every weight
-// pair of a thread in registers (LSTM 32 pairs, GRU 24) but 4 of float32 LSTM's (in shared memory: no spills).
+// pair of a thread in registers (LSTM 32 pairs, GRU 24) but 4 of float32 LSTM's (in shared memory: no spills). Both
+// directions (2 x 128 CTAs) do not fit one H100: STANDARD's loop runs there (as the float32 forward is refused).
 template <typename TW>
 void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   // KREG per configuration from ptxas -v (sm_90a, 128 registers at 512 threads): the largest of those tried that
