@@ -199,11 +199,12 @@ BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data
   return ch;
 }
 
-// STANDARD's backward_data with each layer's recurrence run by the chosen persistent backward kernel.
 // Grid-mode backward kernels exchange through the workspace past STANDARD's backward_data region (which
 // backward_data also uses): per direction the shares buffer (part_bytes) and an arrival counter.
 size_t bwd_grid_offset(const StdLayout& s) { return align_up(s.workspace_bytes); }
 size_t bwd_grid_dir_bytes(const BwdKernel& k, int B) { return align_up(k.part_bytes(B)) + align_up(sizeof(unsigned)); }
+
+// STANDARD's backward_data with each layer's recurrence run by the chosen persistent backward kernel.
 
 class PersistentRecurrence final : public BwdRecurrence {
  public:

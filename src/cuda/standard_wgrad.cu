@@ -1,6 +1,7 @@
 // STANDARD backward_weights: every weight gradient is one GEMM over all T*B rows (padding rows hold 0 gradients and
 // finite saved values, so they add exactly 0): dW_ih = dG^T X_l, dW_hh = dGh^T H_in, dW_hr = dhtot^T htil, biases
-// dG^T 1 (a column-sum kernel below kBiasRowsMax rows). SET writes with beta = 0, ADD accumulates with beta = 1. Directions run on separate lanes (disjoint dw).
+// dG^T 1 (a column-sum kernel up to kBiasRowsMax rows). SET writes with beta = 0, ADD accumulates with beta = 1.
+// Directions run on separate lanes (disjoint dw).
 #include "cuda_ops.h"
 #include "standard_impl.h"
 
