@@ -3,7 +3,8 @@
 // against STANDARD in float64 on the GPU (the oracle) with DESIGN.md's fixed bounds per storage type, and two runs
 // bitwise equal. The cases pick each backward kernel configuration (persistent_bwd_kernels.cuh: one-column and wide
 // chunks, shared-memory weight slices at H = 512 float32 and RNN H = 1024, a padded H = 300, the grid kernel at
-// H = 1000 / 1024) with ragged lengths, both directions, two layers with dropout, and the batch-major layout.
+// H = 1000 / 1024, the reset-before GRU's two-exchange steps) with ragged lengths, both directions, two layers with
+// dropout, and the batch-major layout.
 #include "test_cuda_util.h"  // first: defines OPENRNN_TEST_CUDA from the build's switch
 
 #ifdef OPENRNN_TEST_CUDA
@@ -60,6 +61,11 @@ std::vector<PCase> cases() {
   v.push_back(make("lstm_H1024_B3_ragged", OPENRNN_CELL_LSTM, 12, 1024, 1, false, 6, 3, true));
   v.push_back(make("gru_H1000_B16_ragged", OPENRNN_CELL_GRU, 8, 1000, 1, false, 5, 16, true));
   v.push_back(make("rnn_relu_H512_B3_bidir_ragged", OPENRNN_CELL_RNN_RELU, 8, 512, 1, true, 6, 3, true));
+  // GRU reset-before (v4 cluster mode, two exchanges per step): one-column chunks with both directions, a padded
+  // H = 300, and wide chunks with several chunks per cluster (B = 40 over the clusters of both directions at H = 512).
+  v.push_back(make("grurb_H256_B3_bidir_ragged", OPENRNN_CELL_GRU_RESET_BEFORE, 12, 256, 1, true, 6, 3, true));
+  v.push_back(make("grurb_H300_B5_ragged", OPENRNN_CELL_GRU_RESET_BEFORE, 8, 300, 1, false, 5, 5, true));
+  v.push_back(make("grurb_H512_B40_bidir_ragged", OPENRNN_CELL_GRU_RESET_BEFORE, 8, 512, 1, true, 4, 40, true));
   {
     PCase c = make("lstm_H256_2layer_dropout_batchmajor", OPENRNN_CELL_LSTM, 10, 256, 2, true, 5, 4, true);
     c.pr.layout = OPENRNN_LAYOUT_BATCH_MAJOR;

@@ -6,6 +6,9 @@
 // launch (persistent_bwd.cuh; where no configuration takes the problem in one wave of clusters, STANDARD's own
 // loop runs); the weight gradients are STANDARD's large GEMMs.
 //
+// Cells: LSTM, GRU linear-before-reset, RNN tanh/relu (every kernel version); GRU reset-before in the v4 cluster
+// forward and the cluster backward only (H <= 512: two exchanges per step, persistent_fwd.cuh).
+//
 // Hidden sizes other than the compiled 256/512/1024 run on the next compiled size Hc (persist::padded_hidden) with
 // the units [H, Hc) as exact-zero padding inside the kernel (persistent_fwd.cuh); only xproj and hg are laid out
 // with Hc (the input GEMM writes gate g at column g*Hc, one GEMM per gate when H != Hc); everything else keeps H.
@@ -431,6 +434,7 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
         la.rs_hs[d] = rsv(q.hs);
         la.rs_cs[d] = reinterpret_cast<float*>(rsv(q.cs));
         la.rs_hn[d] = reinterpret_cast<float*>(rsv(q.hn));
+        la.rs_rh[d] = rsv(q.rh);
         reserve_init_kernel<T><<<grid_for(static_cast<long long>(B) * H, 256), 256, 0, st>>>(
             f32(s.h0[d]), lstm ? f32(s.c0[d]) : nullptr, static_cast<T*>(la.rs_hs[d]), la.rs_cs[d], lens, T_, B, H,
             d == 1);
@@ -463,12 +467,12 @@ class PersistentAlgo final : public CudaAlgo {
     const int H = c.hidden_size;
     if (c.data_type == OPENRNN_DATA_DOUBLE) {
       q.reason = "PERSISTENT supports float32, float16 and bfloat16; float64 runs on STANDARD";
-    } else if (c.cell == OPENRNN_CELL_GRU_RESET_BEFORE) {
-      // The reset gate multiplies h before W_hn: the n rows' matvec needs r of the same step, i.e. a second matvec
-      // and a second CTA-wide exchange per step; not built.
-      q.reason = "PERSISTENT supports LSTM, GRU (linear-before-reset) and RNN tanh/relu in this build, not the "
-                 "reset-before GRU (its n gate needs r * h before the recurrent product: a second matvec per step); "
-                 "it runs on STANDARD";
+    } else if (c.cell == OPENRNN_CELL_GRU_RESET_BEFORE && persist::padded_hidden(H) > 512) {
+      // The reset gate multiplies h before W_hn: the n rows' product needs r of the same step, a second exchange per
+      // step. Built for the cluster kernels (W_hh in one cluster); at H = 1024 it would be a second grid round trip.
+      q.reason = "PERSISTENT runs the reset-before GRU up to hidden size 512 (W_hh in one thread-block cluster: its "
+                 "second exchange per step, r * h before W_hn, stays on chip); H=" + std::to_string(H) +
+                 " runs on STANDARD";
     } else if (rnn.has_proj()) {
       q.reason = "PERSISTENT does not support the LSTM projection (proj_size > 0) in this build";
     } else if (persist::padded_hidden(H) == 0) {
@@ -539,10 +543,16 @@ class PersistentAlgo final : public CudaAlgo {
 }  // namespace
 
 bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode) {
-  // Only what was measured: LSTM/GRU at the compiled sizes. Padded sizes and RNN cells (correct, checked on the
+  // Only what was measured: LSTM/GRU (both variants) at the compiled sizes. Padded sizes and RNN cells (correct, checked on the
   // GPU, but never timed against STANDARD) run PERSISTENT only when asked for explicitly.
   const int H = rnn.cfg.hidden_size, B = x.B;
   if (persist::padded_hidden(H) != H) return false;
+  // GRU reset-before (v4 cluster forward and backward, H <= 512; H100 2026-11-21, T = 100, µs/step, PERSISTENT vs
+  // STANDARD, whose per-step loop is two cuBLAS GEMMs and two pointwise kernels): inference B <= 64 2.5-17.8 vs
+  // 27-43, training 5.6-60.3 vs 51-85, every dtype; B = 256: H = 256 13.9-15.1 vs 32.1-32.2 (training 54-62 vs
+  // 65-85), but H = 512 50-77 vs 33-45 (training 73-161 vs 57-128) (docs/performance.md, "PERSISTENT GRU
+  // reset-before"). Larger B was not timed.
+  if (rnn.cfg.cell == OPENRNN_CELL_GRU_RESET_BEFORE) return B <= 64 || (H == 256 && B <= 256);
   if (rnn.cfg.cell != OPENRNN_CELL_LSTM && rnn.cfg.cell != OPENRNN_CELL_GRU) return false;
   const bool w16 = rnn.cfg.data_type == OPENRNN_DATA_HALF || rnn.cfg.data_type == OPENRNN_DATA_BFLOAT16;
   // STANDARD's layer wavefront (one direction, L >= 2), H100 2026-11-21, float32 inference B = 64 H = 1024 per layer

@@ -29,6 +29,13 @@
 // The pointwise inputs of the next chunk / step (activations, c, c_prev, dy, GRU W_hn h + b_hn and h_prev) are
 // loaded into registers one chunk ahead, so their latency hides behind the barrier and the matvec.
 //
+// GRU reset-before (CELL == GRU_RB): dh_prev = z * dh + r * d_rh + W_hr^T dr + W_hz^T dz with d_rh = W_hn^T dn of the
+// same step, and dr needs d_rh: two products per step. dgs carries only the r and z gradients (its n part stays 0)
+// and step 1 gives dh_tot = carried + W_h{r,z}^T d{r,z}_prev; the cell phase's first half (cell::gru_rb_backward_nz)
+// pushes dn into dns[rows][K] (only its n part is ever written) of every CTA, a barrier.cluster arrive / wait, the
+// full-width matvec over dns gives d_rh of the CTA's units, and the second half (cell::gru_rb_backward_r) gives dr
+// and carried = z * dh + r * d_rh, then pushes dr, dz. dns is single-buffered (the forward's rh argument).
+//
 // Precision: dGrec is exchanged in float32 (STANDARD multiplies the stored dG, rounded to the storage type for
 // float16 / bfloat16: this kernel is the more accurate of the two); dG / dGh are stored rounded, as STANDARD's.
 // Hidden sizes below the compiled H: units [Hr, H) read W_hh as 0 and push exact zeros, as in the forward kernel.
@@ -98,8 +105,8 @@ __device__ __forceinline__ BwdIn<CellTraits<CELL>::G> bwd_load_in(const BwdParam
     v.c = p.cs[dir][(size_t(sout) * B + bg) * Hr + gu];
     v.cp = p.cs[dir][(size_t(sin) * B + bg) * Hr + gu];
   }
-  if (CELL == GRU) {
-    v.hn = p.hn[dir][row * Hr + gu];
+  if (CELL == GRU) v.hn = p.hn[dir][row * Hr + gu];
+  if (CELL == GRU || CELL == GRU_RB) {
     const TW* hr = p.hs[dir] + (size_t(sin) * B + bg) * (size_t(Hr) * (sizeof(TW) == 2 ? 2 : 1)) + gu;
     v.hp = S::to_f(hr[0]);
     if constexpr (sizeof(TW) == 2) v.hp += S::to_f(hr[Hr]);
@@ -169,13 +176,14 @@ struct BwdConfig {
   static_assert(U % 32 == 0 && K % NW == 0, "whole warps of units, whole k per warp");
   static_assert(KREG % 4 == 0 && KSM % 4 == 0 && KSM >= 0, "k slices are walked 4 at a time");
   static_assert(U * BC <= NT, "one cell-phase thread per (unit, column)");
+  static constexpr bool RB = CELL == GRU_RB;
 
   // Shared memory, in this order: W_hh^T slice (pairs) | red [2][NW][BC][U] | dgs [2][rows_pad][K] |
-  // carried [2][rows_pad][U] | dc [2][rows_pad][U] (LSTM) | lens int [rows_pad].
+  // dns [rows_pad][K] (GRU_RB) | carried [2][rows_pad][U] | dc [2][rows_pad][U] (LSTM) | lens int [rows_pad].
   static size_t smem_bytes(int rows_pad) {
     const size_t w = size_t(NW) * (KSM / 2) * RPT * 32 * sizeof(Pair);
     const size_t red = size_t(2) * NW * BC * U;
-    const size_t dgs = size_t(2) * rows_pad * K;
+    const size_t dgs = size_t(RB ? 3 : 2) * rows_pad * K;
     const size_t st = size_t(2) * rows_pad * U * (CELL == LSTM ? 2 : 1);
     return w + 4 * (red + dgs + st) + 4 * size_t(rows_pad);
   }
@@ -188,6 +196,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
   using Pair = typename Cfg::Pair;
   constexpr int G = Cfg::G, U = Cfg::U, K = Cfg::K, NW = Cfg::NW, NT = Cfg::NT, KPW = Cfg::KPW, KSM = Cfg::KSM,
                 RPT = Cfg::RPT;
+  constexpr bool RB = Cfg::RB;
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int dir = blockIdx.y;
@@ -203,7 +212,8 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
   Pair* Wsm = reinterpret_cast<Pair*>(smem4);
   float* red = reinterpret_cast<float*>(Wsm + NW * (KSM / 2) * RPT * 32);
   float* dgs = red + 2 * NW * BC * U;
-  float* carried = dgs + 2 * rows_pad * K;
+  float* dns = dgs + 2 * rows_pad * K;  // GRU_RB only
+  float* carried = dns + (RB ? rows_pad * K : 0);
   float* dcs = carried + 2 * rows_pad * U;
   int* lens = reinterpret_cast<int*>(dcs + (CELL == LSTM ? 2 * rows_pad * U : 0));
 
@@ -239,7 +249,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
 
   // ---- initial state: dgs = 0 (the step before the first contributes nothing), carried = dhy, dc = dcy ----
   for (int i = tid; i < rows_pad; i += NT) lens[i] = i < nb ? (p.lengths ? p.lengths[b0 + i] : T) : 0;
-  for (int i = tid; i < 2 * rows_pad * K; i += NT) dgs[i] = 0.f;
+  for (int i = tid; i < (RB ? 3 : 2) * rows_pad * K; i += NT) dgs[i] = 0.f;  // and dns
   for (int i = tid; i < rows_pad * U; i += NT) {
     const int b = i / U, u = i % U;
     const bool ok = b < nb && u0 + u < Hr;
@@ -257,6 +267,66 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
     return bwd_load_in<CELL, TW>(p, dir, k, b0 + b, gu, ok ? lens[b] : 0, ok);
   };
   In nx = load_in(0, 0);
+
+  // GRU_RB, one chunk of a step (k < T) after step 1's matvec (partials in rd): the cell backward in two halves around
+  // the product d_rh = W_hn^T dn (module comment). Every thread calls it: it holds a cluster barrier.
+  auto bwd_rb_step = [&](const In& in, float* rd, int b, int sbuf, int c) {
+    if constexpr (RB) {  // (instantiated for every cell, compiled for GRU_RB only)
+      const bool act = cell_thread && b < nb;
+      auto sum_red = [&]() {
+        float a0 = 0.f, a1 = 0.f;  // two chains, fixed order
+#pragma unroll
+        for (int w = 0; w < NW; w += 2) {
+          a0 += rd[(w * BC + pbc) * U + pu];
+          a1 += rd[((w + 1) * BC + pbc) * U + pu];
+        }
+        return a0 + a1;
+      };
+      const int si = (sbuf * rows_pad + b) * U + pu, so = ((sbuf ^ 1) * rows_pad + b) * U + pu;
+      float dh = 0.f, dz = 0.f, dn = 0.f, direct = 0.f, carry = 0.f;
+      if (act) {
+        const float dh_tot = carried[si] + sum_red();
+        carry = p_live ? dh_tot : 0.f;  // an inactive step carries dh_tot unchanged
+        if (in.valid) {
+          dh = dh_tot + in.dy;
+          cell::gru_rb_backward_nz(in.a[1], in.a[2], in.hp, dh, dz, dn, direct);
+        }
+        float* dd = dns + size_t(b) * K + 2 * H + gu;
+        for (int q = pk; q < C; q += ncopy) st_dsmem(map_dsmem(dd, q), dn);
+      }
+      cluster_arrive_release();
+      cluster_wait_acquire();
+      float acc[RPT][BC];
+      slice_matvec<TW, RPT, BC, KREG, KSM>(wreg, Wsm + warp * (KSM / 2) * RPT * 32 + lane,
+                                           dns + size_t(c) * BC * K + warp * KPW, K, acc);
+#pragma unroll
+      for (int j = 0; j < RPT; ++j)
+#pragma unroll
+        for (int q = 0; q < BC; ++q) rd[(warp * BC + q) * U + lane + 32 * j] = acc[j][q];
+      __syncthreads();
+      if (!act) return;
+      float dgx[G] = {};
+      if (in.valid) {
+        const float d_rh = sum_red();
+        float via;
+        cell::gru_rb_backward_r(in.a[0], in.hp, d_rh, dgx[0], via);
+        dgx[1] = dz;
+        dgx[2] = dn;
+        carry = direct + via;
+      }
+      if (!p_live) carry = 0.f;
+      if (pk == 0) {
+        carried[so] = carry;
+        if (p_live) bwd_store_dG<CELL, TW>(p, dir, in.t, b0 + b, gu, dgx, dgx);
+      }
+      float* dst = dgs + (size_t(sbuf ^ 1) * rows_pad + b) * K + gu;
+      for (int q = pk; q < C; q += ncopy) {
+        const uint32_t base = map_dsmem(dst, q);
+        st_dsmem(base, dgx[0]);
+        st_dsmem(base + 4u * H, dgx[1]);
+      }
+    }
+  };
   cluster_arrive_release();
   cluster_wait_acquire();
 
@@ -279,6 +349,12 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
       if (c + 1 < nchunk) nx = load_in(k, c + 1);
       else nx = load_in(k + 1, 0);
       const int b = c * BC + pbc;
+      if constexpr (RB) {
+        if (k < T) {
+          bwd_rb_step(in, rd, b, sbuf, c);
+          continue;
+        }
+      }
       if (cell_thread && b < nb) {
         float a0 = 0.f, a1 = 0.f;  // two chains, fixed order
 #pragma unroll

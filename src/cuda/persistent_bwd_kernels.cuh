@@ -172,6 +172,13 @@ void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   v.emplace_back(new BwdKernelImpl<GRU, TW, 256, 8, G256b, 4>());
   v.emplace_back(new BwdKernelImpl<GRU, TW, 512, 16, G512, 1>());
   v.emplace_back(new BwdKernelImpl<GRU, TW, 512, 16, G512, BC512>());
+  // GRU reset-before: its second product and cell half cost registers (ptxas at GRU's KREG, 16-bit: H = 512 spilled
+  // 200-422 B, H = 256 BC = 4 28 B; at 64 / 32: 4-80 B), so 16-bit keeps fewer weights in registers.
+  constexpr int B256b = 16, B512a = w16 ? 56 : 16, B512b = w16 ? 32 : 16;
+  v.emplace_back(new BwdKernelImpl<GRU_RB, TW, 256, 8, G256a, 1>());
+  v.emplace_back(new BwdKernelImpl<GRU_RB, TW, 256, 8, B256b, 4>());
+  v.emplace_back(new BwdKernelImpl<GRU_RB, TW, 512, 16, B512a, 1>());
+  v.emplace_back(new BwdKernelImpl<GRU_RB, TW, 512, 16, B512b, BC512>());
   v.emplace_back(new BwdKernelImpl<RNN_TANH, TW, 256, 8, 16, 4>());
   v.emplace_back(new BwdKernelImpl<RNN_TANH, TW, 512, 16, 32, 4>());
   v.emplace_back(new BwdKernelImpl<RNN_TANH, TW, 1024, 16, R1024, 4>());

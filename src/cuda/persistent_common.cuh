@@ -15,7 +15,9 @@ namespace openrnn {
 namespace cuda {
 namespace persist {
 
-enum Cell : int { LSTM = 0, GRU = 1, RNN_TANH = 2, RNN_RELU = 3 };
+// GRU: linear-before-reset (r multiplies W_hn h + b_hn); GRU_RB: reset-before (W_hn multiplies r * h, so the n rows'
+// product needs this step's r first: a second matvec and a second exchange per step, v4 cluster mode only).
+enum Cell : int { LSTM = 0, GRU = 1, RNN_TANH = 2, RNN_RELU = 3, GRU_RB = 4 };
 
 template <int CELL>
 struct CellTraits;
@@ -25,6 +27,10 @@ struct CellTraits<LSTM> {
 };
 template <>
 struct CellTraits<GRU> {
+  static constexpr int G = 3;
+};
+template <>
+struct CellTraits<GRU_RB> {
   static constexpr int G = 3;
 };
 template <>
@@ -110,6 +116,7 @@ struct FwdParams {
   TW* rs_hs[2];       // [T+1, B, Hr*S] state slots, S = 2 for 16-bit TW (hi, lo pairs), 1 for float32
   float* rs_cs[2];    // [T+1, B, Hr] LSTM cell slots
   float* rs_hn[2];    // [T, B, Hr] GRU W_hn h + b_hn; 0 at padding steps
+  TW* rs_rh[2];       // [T, B, Hr*S] GRU reset-before r * h_{t-1} (split like rs_hs); 0 at padding steps
 };
 
 // One state value into a reserve state slot row (STANDARD's split format: hi = round(h), lo = round(h - hi) at
@@ -125,21 +132,23 @@ __device__ __forceinline__ void store_state(TW* row, int w, float v) {
 // x the exchanged gate gradients). acc[j][q] = sum over this thread's k-slice of W[row lane + 32 j][k] * v[q][k]:
 // the slice's first KREG k from registers (wreg, pairs), the other KSM from shared memory (ws = this warp's and lane's
 // first pair, layout [KSM/2][RPT][32]); v = this warp's first k of column 0, column stride ld (float4 reads of one
-// address per warp: broadcasts). Fixed summation order: bitwise reproducible.
-template <typename TW, int RPT, int BC, int KREG, int KSM, int WREG>
+// address per warp: broadcasts). Fixed summation order: bitwise reproducible. Only the rows j in [J0, J1) are
+// computed (GRU reset-before runs the r / z rows and the n rows as two products); acc[j] outside is left untouched.
+template <typename TW, int RPT, int BC, int KREG, int KSM, int WREG, int J0 = 0, int J1 = RPT>
 __device__ __forceinline__ void slice_matvec(const typename Store<TW>::Pair (&wreg)[RPT][WREG],
                                              const typename Store<TW>::Pair* ws, const float* v, int ld,
                                              float (&acc)[RPT][BC]) {
   using S = Store<TW>;
+  static_assert(0 <= J0 && J0 < J1 && J1 <= RPT, "row range");
 #pragma unroll
-  for (int j = 0; j < RPT; ++j)
+  for (int j = J0; j < J1; ++j)
 #pragma unroll
     for (int q = 0; q < BC; ++q) acc[j][q] = 0.f;
 #pragma unroll
   for (int kk = 0; kk < KREG; kk += 4) {
     float2 wa[RPT], wb[RPT];
 #pragma unroll
-    for (int j = 0; j < RPT; ++j) {
+    for (int j = J0; j < J1; ++j) {
       wa[j] = S::to_f2(wreg[j][kk / 2]);
       wb[j] = S::to_f2(wreg[j][kk / 2 + 1]);
     }
@@ -147,7 +156,7 @@ __device__ __forceinline__ void slice_matvec(const typename Store<TW>::Pair (&wr
     for (int q = 0; q < BC; ++q) {
       const float4 hv = *reinterpret_cast<const float4*>(v + q * ld + kk);
 #pragma unroll
-      for (int j = 0; j < RPT; ++j) {
+      for (int j = J0; j < J1; ++j) {
         acc[j][q] = fmaf(wa[j].x, hv.x, acc[j][q]);
         acc[j][q] = fmaf(wa[j].y, hv.y, acc[j][q]);
         acc[j][q] = fmaf(wb[j].x, hv.z, acc[j][q]);
@@ -159,7 +168,7 @@ __device__ __forceinline__ void slice_matvec(const typename Store<TW>::Pair (&wr
   for (int kk = 0; kk < KSM; kk += 4) {
     float2 wa[RPT], wb[RPT];
 #pragma unroll
-    for (int j = 0; j < RPT; ++j) {
+    for (int j = J0; j < J1; ++j) {
       wa[j] = S::to_f2(ws[((kk / 2) * RPT + j) * 32]);
       wb[j] = S::to_f2(ws[((kk / 2 + 1) * RPT + j) * 32]);
     }
@@ -167,7 +176,7 @@ __device__ __forceinline__ void slice_matvec(const typename Store<TW>::Pair (&wr
     for (int q = 0; q < BC; ++q) {
       const float4 hv = *reinterpret_cast<const float4*>(v + q * ld + KREG + kk);
 #pragma unroll
-      for (int j = 0; j < RPT; ++j) {
+      for (int j = J0; j < J1; ++j) {
         acc[j][q] = fmaf(wa[j].x, hv.x, acc[j][q]);
         acc[j][q] = fmaf(wa[j].y, hv.y, acc[j][q]);
         acc[j][q] = fmaf(wb[j].x, hv.z, acc[j][q]);

@@ -43,6 +43,14 @@
 // the library, so nothing is read from them). A padded unit therefore contributes 0 * 0 to every real unit's sum
 // and the real units get the same numbers as at the compiled size; padded units are never written to y, h_n, c_n.
 //
+// GRU reset-before (CELL == GRU_RB, cluster mode only): n = tanh(W_in x + b_in + b_hn + W_hn (r * h_{t-1})) needs
+// this step's r before the n rows' product. Per chunk: 1. the matvec of the r and z rows only (rows lane + 32 j with
+// j < JRZ = 2U/32: U % 16 == 0 keeps them apart from the n rows), 2. gate phase of r and z, 2b. the cell-phase copies
+// push r * h_{t-1} of their units into rh[b][H] of every CTA (DSMEM) and a barrier.cluster arrive / wait, 2c. the
+// matvec of the n rows on rh, its partial sums added in a third gate phase; 3. the cell phase as for GRU. rh is
+// single-buffered: a writer at step t+1 passed the end-of-step barrier of step t, which every reader of step t
+// reached only after its read. Two cluster barriers per step.
+//
 // Ragged lengths: at steps t >= len[b] the state is carried unchanged and y[t][b] is zero-filled; direction 1 runs
 // each sequence from its own last step (t_eff = len-1-t). Determinism: fixed summation order, no atomics on data.
 #pragma once
@@ -65,16 +73,21 @@ struct FwdConfigV4 {
   static_assert(R % G == 0 && U % 4 == 0, "R must hold whole units, U a multiple of 4");
   static_assert(KREG % 4 == 0 && KSM % 4 == 0, "k slices are walked 4 at a time");
   static_assert(R * BC <= NT, "one gate-phase thread per (row, column)");
+  static constexpr bool RB = CELL == GRU_RB;
+  static constexpr int JRZ = RB ? 2 * U / 32 : RPT;  // rows lane + 32 j, j < JRZ: the r and z rows (GRU_RB)
+  static_assert(!RB || (!GRID && (2 * U) % 32 == 0 && R % 32 == 0), "GRU_RB: cluster mode, U % 16 == 0");
 
   // Shared memory, in this order: W_hh slice (pairs) | red [2][NW][BC][R] | hs [2][hs_rows][H] | gs [BC][R + U]
-  // (GRU keeps the n gate's recurrent part in the extra U) | cs [2][rows_pad][U] (LSTM) | lens int [rows_pad].
+  // (GRU keeps the n gate's recurrent part in the extra U) | cs [2][rows_pad][U] (LSTM) | rh [rows_pad][H] (GRU_RB)
+  // | lens int [rows_pad].
   static size_t smem_bytes(int hs_rows, int rows_pad) {
     size_t w = size_t(NW) * (KSM / 2) * RPT * 32 * sizeof(Pair);
     size_t red = size_t(2) * NW * R * BC;
     size_t hs = size_t(2) * hs_rows * H;
     size_t gs = size_t(BC) * (R + U);
     size_t cs = CELL == LSTM ? size_t(2) * rows_pad * U : 0;
-    return w + 4 * (red + hs + gs + cs) + 4 * size_t(rows_pad);
+    size_t rh = RB ? size_t(rows_pad) * H : 0;
+    return w + 4 * (red + hs + gs + cs + rh) + 4 * size_t(rows_pad);
   }
 };
 
@@ -85,6 +98,8 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
   using S = Store<TW>;
   using Pair = typename Cfg::Pair;
   constexpr int G = Cfg::G, U = Cfg::U, H = Cfg::H, NT = Cfg::NT, RPT = Cfg::RPT, KSM = Cfg::KSM;
+  constexpr bool RB = Cfg::RB;
+  constexpr int JRZ = Cfg::JRZ, WREG = KREG / 2 > 0 ? KREG / 2 : 1;
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int dir = blockIdx.y;
@@ -105,12 +120,13 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
   float* hs = red + 2 * NW * R * BC;
   float* gs = hs + 2 * hs_rows * H;
   float* cs = gs + BC * (R + U);
-  int* lens = reinterpret_cast<int*>(cs + (CELL == LSTM ? 2 * rows_pad * U : 0));
+  float* rhs = cs + (CELL == LSTM ? 2 * rows_pad * U : 0);
+  int* lens = reinterpret_cast<int*>(rhs + (RB ? rows_pad * H : 0));
 
   // ---- W_hh slice into registers + shared memory (canonical [G*Hr, Hr]; padded rows / columns read as 0). Scalar
   // loads: with odd Hr a pair of k is not 8-byte aligned; this runs once per launch.
   const TW* W = p.whh[dir];
-  Pair wreg[RPT][KREG / 2 > 0 ? KREG / 2 : 1];
+  Pair wreg[RPT][WREG];
   {
     const TW zero = S::from_f(0.f);
 #pragma unroll
@@ -154,6 +170,8 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
       hs[i] = (buf == 0 && b < nb && h0 && k < Hr) ? h0[size_t(b0 + b) * Hr + k] : 0.f;
     }
   }
+  if (RB)  // rows past nb are never pushed: their (discarded) products read zeros, not stale shared memory
+    for (int i = tid; i < rows_pad * H; i += NT) rhs[i] = 0.f;
   if (CELL == LSTM) {
     for (int i = tid; i < U * rows_pad; i += NT) {
       const int b = i / U, u = i % U;
@@ -228,10 +246,11 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
 
       // ---- 1. matvec ----
       float acc[RPT][BC];
-      slice_matvec<TW, RPT, BC, KREG, KSM>(wreg, Wsm + warp * (KSM / 2) * RPT * 32 + lane, hcur + warp * KPW, H, acc);
+      const Pair* wsl = Wsm + warp * (KSM / 2) * RPT * 32 + lane;
+      slice_matvec<TW, RPT, BC, KREG, KSM, WREG, 0, JRZ>(wreg, wsl, hcur + warp * KPW, H, acc);  // GRU_RB: r, z rows
       float* rd = red + (c & 1) * NW * R * BC;
 #pragma unroll
-      for (int j = 0; j < RPT; ++j) {
+      for (int j = 0; j < JRZ; ++j) {
         const int r = lane + 32 * j;
         if (r < R) {
 #pragma unroll
@@ -244,16 +263,21 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
       if (prof && c == 0 && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 2] = clock64();
 
       // ---- 2. gate phase (same float operations, same order as v3's pointwise code) ----
-      if (gate_thread && c * BC + gq < nb) {
-        float a0 = 0.f, a1 = 0.f;  // two chains: half the dependent-add latency
+      // NW partial sums of gate row gr, column gq (fixed order, two chains: half the dependent-add latency).
+      auto row_sum = [&]() {
+        float a0 = 0.f, a1 = 0.f;
 #pragma unroll
         for (int w = 0; w < NW; w += 2) {
           a0 += rd[(w * BC + gq) * R + gr];
           a1 += rd[((w + 1) * BC + gq) * R + gr];
         }
-        const float s = a0 + a1;
+        return a0 + a1;
+      };
+      if (gate_thread && c * BC + gq < nb) {
         float* gd = gs + gq * (R + U);
-        if (CELL == LSTM) {
+        if (RB) {  // r, z now; n's input side (both of its biases: they sit outside r * h) for the cell phase
+          gd[gr] = gg < 2 ? fast_sigmoid(xv + gbx + row_sum() + gbh) : xv + gbx;
+        } else if (const float s = row_sum(); CELL == LSTM) {
           const float pre = xv + gbx + s + gbh;
           gd[gr] = gg == 2 ? fast_tanh(pre) : fast_sigmoid(pre);
         } else if (CELL == GRU) {
@@ -273,6 +297,40 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
       if (c + 1 < nchunk) xv = load_x(t, c + 1);
       else if (t + 1 < T) xv = load_x(t + 1, 0);
       __syncthreads();
+      if constexpr (RB) {
+        // 2b. r * h_{t-1} of this copy's unit into rh of the cluster's CTAs (0 past the length, as STANDARD's
+        // reserve); the training reserve keeps it (split) for the weight gradient of W_hn.
+        if (pw) {
+          const float* gd = gs + pbc * (R + U);
+          const int len = lens[b];
+          const bool valid = t < len;
+          const float rhv = valid && p_live ? gd[pu] * hprev : 0.f;
+          if constexpr (TRAIN) {
+            if (pk == 0 && p_live) {
+              const int rt = valid ? (reverse ? len - 1 - t : t) : t;  // the acts row (cell phase below)
+              const size_t row = size_t(rt) * B + b0 + b;
+              store_state(p.rs_rh[dir] + row * (Hr * (sizeof(TW) == 2 ? 2 : 1)) + u0 + pu, Hr, rhv);
+            }
+          }
+          float* dst = rhs + b * H + u0 + pu;
+          for (int q = pk; q < p.C; q += ncopy) st_dsmem(map_dsmem(dst, q), rhv);
+        }
+        cluster_arrive_release();
+        cluster_wait_acquire();
+        // 2c. the n rows' product on r * h, added to their gate rows.
+        slice_matvec<TW, RPT, BC, KREG, KSM, WREG, JRZ, RPT>(wreg, wsl, rhs + c * BC * H + warp * KPW, H, acc);
+#pragma unroll
+        for (int j = JRZ; j < RPT; ++j) {
+          const int r = lane + 32 * j;
+          if (r < R) {
+#pragma unroll
+            for (int q = 0; q < BC; ++q) rd[(warp * BC + q) * R + r] = acc[j][q];
+          }
+        }
+        __syncthreads();
+        if (gate_thread && gg == 2 && c * BC + gq < nb) gs[gq * (R + U) + R + gu] = row_sum() + gbh;
+        __syncthreads();
+      }
       if (prof && c == 0 && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 3] = clock64();
 
       // ---- 3. cell phase ----
@@ -296,9 +354,9 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
             cs[((cbuf ^ 1) * rows_pad + b) * U + pu] = cnew;
             if (t == T - 1 && p_live) p.cn[dir][size_t(b0 + b) * Hr + u0 + pu] = cnew;
           }
-        } else if (CELL == GRU) {
+        } else if (CELL == GRU || CELL == GRU_RB) {  // GRU_RB: gd[R + pu] = W_hn (r * h), no r factor here
           if (valid) {
-            const float r = gd[pu], z = gd[U + pu];
+            const float r = RB ? 1.f : gd[pu], z = gd[U + pu];
             const float n = fast_tanh(gd[2 * U + pu] + r * gd[R + pu]);
             gn = n;
             hnew = (1.f - z) * n + z * hprev;
@@ -322,11 +380,11 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
               if (CELL == LSTM) {
 #pragma unroll
                 for (int k = 0; k < 4; ++k) ap[k * Hr] = valid ? gd[k * U + pu] : 0.f;
-              } else if (CELL == GRU) {
+              } else if (CELL == GRU || CELL == GRU_RB) {
                 ap[0] = valid ? gd[pu] : 0.f;
                 ap[Hr] = valid ? gd[U + pu] : 0.f;
                 ap[2 * Hr] = valid ? gn : 0.f;
-                p.rs_hn[dir][row * Hr + u0 + pu] = valid ? gd[R + pu] : 0.f;
+                if (!RB) p.rs_hn[dir][row * Hr + u0 + pu] = valid ? gd[R + pu] : 0.f;
               } else {
                 ap[0] = valid ? hnew : 0.f;
               }

@@ -30,8 +30,11 @@ struct DTypeOf<__half> {
 
 // The API's cell of a kernel's Cell (persistent_common.cuh).
 inline openrnn_cell api_cell(int cell) {
-  return cell == LSTM ? OPENRNN_CELL_LSTM
-                      : cell == GRU ? OPENRNN_CELL_GRU : cell == RNN_TANH ? OPENRNN_CELL_RNN_TANH : OPENRNN_CELL_RNN_RELU;
+  return cell == LSTM       ? OPENRNN_CELL_LSTM
+         : cell == GRU      ? OPENRNN_CELL_GRU
+         : cell == GRU_RB   ? OPENRNN_CELL_GRU_RESET_BEFORE
+         : cell == RNN_TANH ? OPENRNN_CELL_RNN_TANH
+                            : OPENRNN_CELL_RNN_RELU;
 }
 
 // Cluster-mode plan, shared by the forward and backward kernels: the largest batch tile (a multiple of BC, at most
@@ -132,6 +135,7 @@ FwdParams<TW> fwd_params(const LaunchArgs& a, const Plan& pl, int H) {
     p.rs_hs[i] = static_cast<TW*>(a.rs_hs[i]);
     p.rs_cs[i] = a.rs_cs[i];
     p.rs_hn[i] = a.rs_hn[i];
+    p.rs_rh[i] = static_cast<TW*>(a.rs_rh[i]);
   }
   return p;
 }
@@ -267,6 +271,11 @@ void add_kernels(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelImpl<GRU, TW, 24, 16, 64, K1024, 8, true>());
   v.emplace_back(new KernelImpl<GRU, TW, 24, 16, 16, 16, 16, true>());
   v.emplace_back(new KernelImpl<GRU, TW, 24, 16, 32, K512, 16, true>());
+  // GRU reset-before: cluster mode only (its second exchange per step would be a second grid round trip at H=1024).
+  v.emplace_back(new KernelImpl<GRU_RB, TW, 96, 16, 16, 16, 1, false>());  // H=256 cluster 8
+  v.emplace_back(new KernelImpl<GRU_RB, TW, 96, 16, 16, 16, 4, false>());
+  v.emplace_back(new KernelImpl<GRU_RB, TW, 96, 16, 32, K512, 1, false>());  // H=512 cluster 16
+  v.emplace_back(new KernelImpl<GRU_RB, TW, 96, 16, 32, K512, BC512, false>());
   v.emplace_back(new KernelImpl<RNN_TANH, TW, 32, 16, 16, 16, 4, false>());  // H=256 cluster 8
   v.emplace_back(new KernelImpl<RNN_TANH, TW, 32, 16, 32, 32, 4, false>());  // H=512 cluster 16
   v.emplace_back(new KernelImpl<RNN_TANH, TW, 64, 16, 64, K1024, 4, false>());  // H=1024 cluster 16

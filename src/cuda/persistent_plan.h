@@ -16,6 +16,9 @@
 // 16-bit LSTM/GRU at larger batches (persistent_fwd_v7.cuh, tensor cores): each block holds G*UB rows of W_hh in
 // shared memory (UB = 8 or 16 units; LSTM H = 1024 UB = 8: 68 KB), a group of H/UB blocks per MB rows of the split
 // state, every block of both directions co-resident (cooperative launch; 1-2 blocks per SM).
+// GRU reset-before: the cluster configurations only (H <= 512; its second exchange per step, r * h before W_hn, would
+// be a second grid round trip at H = 1024), each CTA holding one more exchange buffer (forward [rows][H], backward
+// [rows][G*H] float32), so its batch tiles are smaller than GRU's.
 // Compiled hidden sizes: 256, 512, 1024 (one configuration set per H); any other H <= 1024 runs on the next compiled
 // size with the units past H as exact-zero padding (padded_hidden(); persistent_fwd.cuh says why they stay 0). A
 // plan that does not fit (shared memory per CTA, co-resident CTAs) is refused with the reason in words.
@@ -54,6 +57,7 @@ struct LaunchArgs {
   void* rs_hs[2] = {nullptr, nullptr};
   float* rs_cs[2] = {nullptr, nullptr};
   float* rs_hn[2] = {nullptr, nullptr};
+  void* rs_rh[2] = {nullptr, nullptr};  // GRU reset-before: r * h_{t-1}
 };
 constexpr int kMaxGroups = 256;
 // The compiled hidden size a problem of hidden size H runs on (0: none, H > 1024).
