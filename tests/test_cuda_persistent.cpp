@@ -3,8 +3,8 @@
 // against STANDARD in float64 on the GPU (the oracle) with DESIGN.md's fixed bounds per storage type, and two runs
 // bitwise equal. The cases pick each backward kernel configuration (persistent_bwd_kernels.cuh: one-column and wide
 // chunks, shared-memory weight slices at H = 512 float32 and RNN H = 1024, a padded H = 300, the grid kernel at
-// H = 1000 / 1024, the reset-before GRU's two-exchange steps) with ragged lengths, both directions, two layers with
-// dropout, and the batch-major layout.
+// H = 1000 / 1024, the reset-before GRU's two-exchange steps, v6's two-column tiles) with ragged lengths, both
+// directions, two layers with dropout, and the batch-major layout.
 #include "test_cuda_util.h"  // first: defines OPENRNN_TEST_CUDA from the build's switch
 
 #ifdef OPENRNN_TEST_CUDA
@@ -60,6 +60,9 @@ std::vector<PCase> cases() {
   // 16 at a padded hidden size (1000 runs on the compiled 1024) with ragged lengths.
   v.push_back(make("lstm_H1024_B3_ragged", OPENRNN_CELL_LSTM, 12, 1024, 1, false, 6, 3, true));
   v.push_back(make("gru_H1000_B16_ragged", OPENRNN_CELL_GRU, 8, 1000, 1, false, 5, 16, true));
+  // More sequences than clusters of one column (session 11): v6's two-column tiles (H = 512: 16-bit only).
+  v.push_back(make("lstm_H256_B18_ragged", OPENRNN_CELL_LSTM, 8, 256, 1, false, 5, 18, true));
+  v.push_back(make("gru_H512_B12_ragged", OPENRNN_CELL_GRU, 8, 512, 1, false, 4, 12, true));
   v.push_back(make("rnn_relu_H512_B3_bidir_ragged", OPENRNN_CELL_RNN_RELU, 8, 512, 1, true, 6, 3, true));
   // GRU reset-before (v4 cluster mode, two exchanges per step): one-column chunks with both directions, a padded
   // H = 300, and wide chunks with several chunks per cluster (B = 40 over the clusters of both directions at H = 512).
@@ -122,18 +125,23 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
     pr.cfg.algo = OPENRNN_ALGO_PERSISTENT;
     // The forward's kernel (developer switches read at every call; persistent_algo.cu): v6 (small-batch tiles) where
     // it takes the problem, v4 with OPENRNN_PERSIST_V6=0, and for 16-bit LSTM / GRU the tensor-core v7 forced, in
-    // each of its block shapes (a shape whose blocks cannot all be co-resident falls back to v4/v6).
+    // each of its block shapes (a shape whose blocks cannot all be co-resident falls back to v4/v6), and each v6
+    // shape (clusters x columns; one that does not take the problem in one wave falls back to v4 / v7).
     struct Env {
-      const char *v6, *v7, *shape;
+      const char *v6, *v7, *shape, *v6shape;
     };
-    const Env envs[] = {{"1", "0", ""}, {"0", "0", ""}, {"1", "1", ""}, {"1", "1", "64x8"}, {"1", "1", "128x8"},
-                        {"1", "1", "128x16"}};
+    const Env envs[] = {{"1", "0", "", ""},     {"0", "0", "", ""},      {"1", "1", "", ""},
+                        {"1", "1", "64x8", ""}, {"1", "1", "128x8", ""}, {"1", "1", "128x16", ""},
+                        {"1", "0", "", "8x2"},  {"1", "0", "", "16x2"}};
     for (const Env& env : envs) {
       if (v.dt == OPENRNN_DATA_FLOAT && std::string(env.v7) == "1") continue;
-      SCOPED_TRACE(std::string("OPENRNN_PERSIST_V6=") + env.v6 + " V7=" + env.v7 + " V7_SHAPE=" + env.shape);
+      if (v.dt == OPENRNN_DATA_FLOAT && std::string(env.v6shape) == "16x2") continue;  // 16-bit only
+      SCOPED_TRACE(std::string("OPENRNN_PERSIST_V6=") + env.v6 + " V7=" + env.v7 + " V7_SHAPE=" + env.shape +
+                   " V6_SHAPE=" + env.v6shape);
       setenv("OPENRNN_PERSIST_V6", env.v6, 1);
       setenv("OPENRNN_PERSIST_V7", env.v7, 1);
       setenv("OPENRNN_PERSIST_V7_SHAPE", env.shape, 1);
+      setenv("OPENRNN_PERSIST_V6_SHAPE", env.v6shape, 1);
       const Outputs o = run_api(h_, pr, in, OPENRNN_FWD_TRAINING, true);
       EXPECT_LE(rel_err(o.y, ref.y), bound(s.y, ref.y, v.fwd_tol)) << v.name << " y";
       EXPECT_LE(rel_err(o.hy, ref.hy), bound(s.hy, ref.hy, v.fwd_tol)) << v.name << " hy";
@@ -161,6 +169,7 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
     unsetenv("OPENRNN_PERSIST_V6");
     unsetenv("OPENRNN_PERSIST_V7");
     unsetenv("OPENRNN_PERSIST_V7_SHAPE");
+    unsetenv("OPENRNN_PERSIST_V6_SHAPE");
   }
 }
 

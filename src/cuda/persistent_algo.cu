@@ -82,6 +82,15 @@ bool v7_shape_allowed(const Kernel* k) {
   if (!e || std::sscanf(e, "%dx%d", &mb, &ub) != 2) return true;
   return k->bc() * 2 == mb && k->ub() == ub;
 }
+// OPENRNN_PERSIST_V6_SHAPE=CxBC (developer switch for A/B timing and tests, read at every call): only the v6
+// configuration with clusters of C CTAs and tiles of BC columns (where there is none, or it cannot take the problem
+// in one wave, v4 / v7 run).
+bool v6_shape_allowed(const Kernel* k) {
+  const char* e = std::getenv("OPENRNN_PERSIST_V6_SHAPE");
+  int c = 0, bc = 0;
+  if (!e || std::sscanf(e, "%dx%d", &c, &bc) != 2) return true;
+  return k->cluster() == c && k->bc() == bc;
+}
 // Where v7 runs by default (docs/performance.md, "PERSISTENT v7"; H100, float16/bfloat16 inference, µs/step, v4 ->
 // v7): B >= 16. B = 64: 3.9-9.9 -> 2.8-5.4 at H <= 512, 28.1-28.9 -> 11.3-11.9 at H = 1024; B = 256 H = 256
 // 8.4-10.3 -> 5.4-5.5; B = 16 H = 1024 8.3-8.6 -> 5.6-6.0. At B = 16 with H <= 512 the two are within 3%.
@@ -119,16 +128,18 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   std::vector<const Kernel*> cand;
   for (const auto& k : all_kernels()) {
     if (k->cell() != cell || k->dtype() != dt || k->H() != H) continue;
-    if (k->version() == 6 && !v6) continue;
+    if (k->version() == 6 && !(v6 && v6_shape_allowed(k.get()))) continue;
+    // v6's two-column tiles up to B = 20 (H100, H = 256: at B = 24-28 they lost up to 4% of training to v4 / v7).
+    if (k->version() == 6 && k->bc() > 1 && B > 20) continue;
     if (k->version() == 7 && !(v7 && v7_shape_allowed(k.get()))) continue;
     cand.push_back(k.get());
   }
   // v3 bench: BC=1 is fastest up to B=4 in cluster mode and up to B=2 in grid mode (H=1024, B=4: BC=8 5.96 vs BC=1
   // 6.94 µs/step); wider chunks from there on. Cluster before grid (grid mode only wins at H=512, B>=64 for LSTM, by
   // <10% at B=64; AUTO does not pick v4 at B=256, H=512).
-  // v7: before v6 when forced, else after it (v6 only fits B <= ~15). Smallest MB first (most blocks; measured
-  // best wherever it fits), UB = 16 last, except first from 2B*H >= 262144 (B = 256 H = 512, H200: 10.1 against
-  // 12.2 µs/step for 128x8: half the state traffic through L2).
+  // v7: before v6 when forced, else after it (v6 only fits B <= ~20 at H = 256, ~14 at H = 512). Smallest MB first
+  // (most blocks; measured best wherever it fits), UB = 16 last, except first from 2B*H >= 262144 (B = 256 H = 512,
+  // H200: 10.1 against 12.2 µs/step for 128x8: half the state traffic through L2).
   const bool big = 2LL * B * H_ >= 262144;
   auto rank = [B, v7mode, big](const Kernel* k) {
     if (k->version() == 7)

@@ -26,6 +26,7 @@ class KernelV6Impl final : public Kernel {
   int bc() const override { return BC; }
   bool grid_mode() const override { return false; }
   int version() const override { return 6; }
+  int cluster() const override { return C_; }
   std::string name() const override {
     char b[96];
     snprintf(b, sizeof b, "v6_H%d_cluster%d_kgr%d_bc%d", H_, C_, KGR, BC);
@@ -61,10 +62,12 @@ class KernelV6Impl final : public Kernel {
   }
 };
 
-// The v6 configuration set per storage type: one-column tiles only (the lab's two-column tile took 2.37 against 1.39
-// µs/step per step at LSTM float32 H = 256, its shuffle reduction 4x longer: dev/lab/README.md). KGR (k groups of 4 per lane and row held in registers; the rest in
+// The v6 configuration set per storage type. KGR (k groups of 4 per lane and row held in registers; the rest in
 // shared memory) per configuration from ptxas -v: as many as fit in ~64 registers of weights without spills.
 // H = 256: cluster of 8 (U = 32, 2 units per warp); H = 512: cluster of 16 (U = 32); RNN H = 1024: 16 (U = 64).
+// Two-column tiles (session 11; docs/performance.md, "PERSISTENT v6 two-column tiles"): slower per step than one
+// column, they take the batches that one column per cluster cannot run at once (H100: B = 16-20 at H = 256, 8-14
+// at H = 512), where they beat v4 / v7 by 5-20%. At H = 512 only the 16-bit types (float32 lost up to 7% to v4).
 template <typename TW>
 void add_kernels_v6(std::vector<std::unique_ptr<Kernel>>& v) {
   constexpr bool w16 = sizeof(TW) == 2;
@@ -81,6 +84,13 @@ void add_kernels_v6(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 256, 8, 1, 2>());
   v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 512, 16, 1, 4>());
   v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 1024, 16, 1, w16 ? 8 : 4>());
+  // Two-column tiles: LSTM / GRU (ptxas: no spills at KGR = 2; 16-bit LSTM H = 512 at KGR = 1, GRU at 4)
+  v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 2, 2>());
+  v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 2, 2>());
+  if constexpr (w16) {
+    v.emplace_back(new KernelV6Impl<LSTM, TW, 512, 16, 2, 1>());
+    v.emplace_back(new KernelV6Impl<GRU, TW, 512, 16, 2, 4>());
+  }
 }
 
 }  // namespace persist

@@ -12,7 +12,8 @@
 // batch tiles are smaller. H = 1024 LSTM/GRU: the grid-mode backward (persistent_bwd_grid.cuh), the forward's row
 // slice per CTA (U = 8 units: 128 CTAs per direction, so one direction per launch fits an H100), B <= 16.
 // Small batches (persistent_fwd_v6.cuh) hold the same W_hh slice per CTA as cluster mode, one sequence per cluster:
-// B <= the co-resident clusters per direction (H100: fewer than 16 of 8 CTAs, 7 of 16).
+// B <= the co-resident clusters per direction (H100: fewer than 16 of 8 CTAs, 7 of 16); LSTM / GRU also two
+// sequences per cluster (H = 256; H = 512 16-bit), taken up to B = 20.
 // 16-bit LSTM/GRU at larger batches (persistent_fwd_v7.cuh, tensor cores): each block holds G*UB rows of W_hh in
 // shared memory (UB = 8 or 16 units; LSTM H = 1024 UB = 8: 68 KB), a group of H/UB blocks per MB rows of the split
 // state, every block of both directions co-resident (cooperative launch; 1-2 blocks per SM).
@@ -84,6 +85,8 @@ class Kernel {
   // grid mode, blocks of bc() sequences x ub() units).
   virtual int version() const { return 4; }
   virtual int ub() const { return 0; }
+  // v6: the cluster size its units are spread over (H/C units per CTA); 0 elsewhere.
+  virtual int cluster() const { return 0; }
   virtual std::string name() const = 0;
   virtual Plan plan(const cudaDeviceProp& prop, int B, int D) const = 0;
   virtual void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const = 0;
