@@ -270,22 +270,23 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
 
   // GRU_RB, one chunk of a step (k < T) after step 1's matvec (partials in rd): the cell backward in two halves around
   // the product d_rh = W_hn^T dn (module comment). Every thread calls it: it holds a cluster barrier.
+  // The NW warps' partial sums in rd of this cell thread's unit pu, column pbc (fixed order, two chains).
+  auto sum_red = [&](const float* rd) {
+    float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+    for (int w = 0; w < NW; w += 2) {
+      a0 += rd[(w * BC + pbc) * U + pu];
+      a1 += rd[((w + 1) * BC + pbc) * U + pu];
+    }
+    return a0 + a1;
+  };
   auto bwd_rb_step = [&](const In& in, float* rd, int b, int sbuf, int c) {
     if constexpr (RB) {  // (instantiated for every cell, compiled for GRU_RB only)
       const bool act = cell_thread && b < nb;
-      auto sum_red = [&]() {
-        float a0 = 0.f, a1 = 0.f;  // two chains, fixed order
-#pragma unroll
-        for (int w = 0; w < NW; w += 2) {
-          a0 += rd[(w * BC + pbc) * U + pu];
-          a1 += rd[((w + 1) * BC + pbc) * U + pu];
-        }
-        return a0 + a1;
-      };
       const int si = (sbuf * rows_pad + b) * U + pu, so = ((sbuf ^ 1) * rows_pad + b) * U + pu;
       float dh = 0.f, dz = 0.f, dn = 0.f, direct = 0.f, carry = 0.f;
       if (act) {
-        const float dh_tot = carried[si] + sum_red();
+        const float dh_tot = carried[si] + sum_red(rd);
         carry = p_live ? dh_tot : 0.f;  // an inactive step carries dh_tot unchanged
         if (in.valid) {
           dh = dh_tot + in.dy;
@@ -307,7 +308,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
       if (!act) return;
       float dgx[G] = {};
       if (in.valid) {
-        const float d_rh = sum_red();
+        const float d_rh = sum_red(rd);
         float via;
         cell::gru_rb_backward_r(in.a[0], in.hp, d_rh, dgx[0], via);
         dgx[1] = dz;
@@ -356,14 +357,8 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
         }
       }
       if (cell_thread && b < nb) {
-        float a0 = 0.f, a1 = 0.f;  // two chains, fixed order
-#pragma unroll
-        for (int w = 0; w < NW; w += 2) {
-          a0 += rd[(w * BC + pbc) * U + pu];
-          a1 += rd[((w + 1) * BC + pbc) * U + pu];
-        }
         const int si = (sbuf * rows_pad + b) * U + pu, so = ((sbuf ^ 1) * rows_pad + b) * U + pu;
-        const float dh_tot = carried[si] + (a0 + a1);
+        const float dh_tot = carried[si] + sum_red(rd);
         const float dc_cur = CELL == LSTM ? dcs[si] : 0.f;
         if (k == T) {  // final pass: the gradients of hx and cx
           if (pk == 0 && p_live) {
