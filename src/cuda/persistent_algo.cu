@@ -129,15 +129,15 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   for (const auto& k : all_kernels()) {
     if (k->cell() != cell || k->dtype() != dt || k->H() != H) continue;
     if (k->version() == 6 && !(v6 && v6_shape_allowed(k.get()))) continue;
-    // v6's two-column tiles up to B = 20 (H100, H = 256: at B = 24-28 they lost up to 4% of training to v4 / v7).
-    if (k->version() == 6 && k->bc() > 1 && B > 20) continue;
+    // v6's two columns in clusters of 4 up to B = 48 (H100: at B = 64 they tie v7, within 2.5%).
+    if (k->version() == 6 && k->cluster() == 4 && B > 48 && !std::getenv("OPENRNN_PERSIST_V6_SHAPE")) continue;
     if (k->version() == 7 && !(v7 && v7_shape_allowed(k.get()))) continue;
     cand.push_back(k.get());
   }
   // v3 bench: BC=1 is fastest up to B=4 in cluster mode and up to B=2 in grid mode (H=1024, B=4: BC=8 5.96 vs BC=1
   // 6.94 µs/step); wider chunks from there on. Cluster before grid (grid mode only wins at H=512, B>=64 for LSTM, by
   // <10% at B=64; AUTO does not pick v4 at B=256, H=512).
-  // v7: before v6 when forced, else after it (v6 only fits B <= ~20 at H = 256, ~14 at H = 512). Smallest MB first
+  // v7: before v6 when forced, else after it (v6 only fits B <= ~30 at H = 256, 48 in 16 bits, ~14 at H = 512). Smallest MB first
   // (most blocks; measured best wherever it fits), UB = 16 last, except first from 2B*H >= 262144 (B = 256 H = 512,
   // H200: 10.1 against 12.2 µs/step for 128x8: half the state traffic through L2).
   const bool big = 2LL * B * H_ >= 262144;

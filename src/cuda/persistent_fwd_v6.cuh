@@ -49,6 +49,25 @@ namespace persist {
 
 constexpr int ilog2_ce(int n) { return n <= 1 ? 0 : 1 + ilog2_ce(n / 2); }
 
+// One halving stage of the warp reduce-scatter and, recursively, the rest: N values -> N/2, exchanged across lane bit
+// 16 >> S (the upper half-warp keeps the upper half). One template per stage, so every index into val is a
+// compile-time constant: the loop it replaced (for n = NV; n > 1; n >>= 1) kept val in local memory whenever NV >= 16
+// (ptxas: 64- / 128-byte stack frames; session 11), which was most of the two-column tile's extra step time.
+template <int N, int S, int NV>
+__device__ __forceinline__ void reduce_scatter_stage(float (&val)[NV], int lane) {
+  if constexpr (N > 1) {
+    constexpr int mask = 16 >> S;
+    const bool upper = (lane & mask) != 0;
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) {
+      const float keep = upper ? val[i + N / 2] : val[i];
+      const float send = upper ? val[i] : val[i + N / 2];
+      val[i] = keep + __shfl_xor_sync(0xffffffffu, send, mask);
+    }
+    reduce_scatter_stage<N / 2, S + 1>(val, lane);
+  }
+}
+
 template <int CELL, typename TW, int H_, int C_, int BC, int KGR>
 struct FwdConfigV6 {
   using Pair = typename Store<TW>::Pair;
@@ -227,17 +246,7 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
       const int gv = i / E, jv = gv * UW + (i % E) / BC;
       val[i] = gv < G ? acc[gv < G ? jv : 0][i % BC] : 0.f;
     }
-#pragma unroll
-    for (int n = NV, s = 0; n > 1; n >>= 1, ++s) {
-      const int mask = 16 >> s;
-      const bool upper = (lane & mask) != 0;
-#pragma unroll
-      for (int i = 0; i < n / 2; ++i) {
-        const float keep = upper ? val[i + n / 2] : val[i];
-        const float send = upper ? val[i] : val[i + n / 2];
-        val[i] = keep + __shfl_xor_sync(0xffffffffu, send, mask);
-      }
-    }
+    reduce_scatter_stage<NV, 0>(val, lane);
 #pragma unroll
     for (int mask = 16 >> Cfg::P; mask >= 1; mask >>= 1) val[0] += __shfl_xor_sync(0xffffffffu, val[0], mask);
     const float sum = val[0];

@@ -65,9 +65,11 @@ class KernelV6Impl final : public Kernel {
 // The v6 configuration set per storage type. KGR (k groups of 4 per lane and row held in registers; the rest in
 // shared memory) per configuration from ptxas -v: as many as fit in ~64 registers of weights without spills.
 // H = 256: cluster of 8 (U = 32, 2 units per warp); H = 512: cluster of 16 (U = 32); RNN H = 1024: 16 (U = 64).
-// Two-column tiles (session 11; docs/performance.md, "PERSISTENT v6 two-column tiles"): slower per step than one
-// column, they take the batches that one column per cluster cannot run at once (H100: B = 16-20 at H = 256, 8-14
-// at H = 512), where they beat v4 / v7 by 5-20%. At H = 512 only the 16-bit types (float32 lost up to 7% to v4).
+// Two-column tiles (session 11; docs/performance.md, "PERSISTENT v6 two-column tiles"): they take the batches that one
+// column per cluster cannot run at once (H100: B = 16-30 at H = 256 in clusters of 8, 16-bit B = 32-48 in clusters
+// of 4, 16-bit B = 8-14 at H = 512), 25-50% faster than v4 / v7 there. Since the reduce-scatter keeps its values in
+// registers (persistent_fwd_v6.cuh, reduce_scatter_stage) a two-column step costs 0.05-0.3 µs more than a
+// one-column step. float32 at H = 512 ties v4, so it is not compiled.
 template <typename TW>
 void add_kernels_v6(std::vector<std::unique_ptr<Kernel>>& v) {
   constexpr bool w16 = sizeof(TW) == 2;
@@ -90,6 +92,10 @@ void add_kernels_v6(std::vector<std::unique_ptr<Kernel>>& v) {
   if constexpr (w16) {
     v.emplace_back(new KernelV6Impl<LSTM, TW, 512, 16, 2, 1>());
     v.emplace_back(new KernelV6Impl<GRU, TW, 512, 16, 2, 4>());
+    // 16-bit H = 256, two columns in clusters of 4 (64 units per CTA: the 128 KB slice fits one SM in 16 bits, not in
+    // float32): up to ~64 sequences at once; taken for B <= 48 (persistent_algo.cu)
+    v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 4, 2, 2>());
+    v.emplace_back(new KernelV6Impl<GRU, TW, 256, 4, 2, 2>());
   }
 }
 

@@ -13,7 +13,7 @@
 // slice per CTA (U = 8 units: 128 CTAs per direction, so one direction per launch fits an H100), B <= 16.
 // Small batches (persistent_fwd_v6.cuh) hold the same W_hh slice per CTA as cluster mode, one sequence per cluster:
 // B <= the co-resident clusters per direction (H100: fewer than 16 of 8 CTAs, 7 of 16); LSTM / GRU also two
-// sequences per cluster (H = 256; H = 512 16-bit), taken up to B = 20.
+// sequences per cluster (H = 256; H = 512 16-bit; 16-bit H = 256 in clusters of 4, up to B = 48).
 // 16-bit LSTM/GRU at larger batches (persistent_fwd_v7.cuh, tensor cores): each block holds G*UB rows of W_hh in
 // shared memory (UB = 8 or 16 units; LSTM H = 1024 UB = 8: 68 KB), a group of H/UB blocks per MB rows of the split
 // state, every block of both directions co-resident (cooperative launch; 1-2 blocks per SM).
