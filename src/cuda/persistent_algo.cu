@@ -84,12 +84,15 @@ bool v7_shape_allowed(const Kernel* k) {
 }
 // OPENRNN_PERSIST_V6_SHAPE=CxBC (developer switch for A/B timing and tests, read at every call): only the v6
 // configuration with clusters of C CTAs and tiles of BC columns (where there is none, or it cannot take the problem
-// in one wave, v4 / v7 run).
-bool v6_shape_allowed(const Kernel* k) {
-  const char* e = std::getenv("OPENRNN_PERSIST_V6_SHAPE");
+// in one wave, v4 / v7 run), whatever the batch-size limits of the rule. {0, 0}: not set.
+struct V6Shape {
   int c = 0, bc = 0;
-  if (!e || std::sscanf(e, "%dx%d", &c, &bc) != 2) return true;
-  return k->cluster() == c && k->bc() == bc;
+};
+V6Shape v6_shape_forced() {
+  const char* e = std::getenv("OPENRNN_PERSIST_V6_SHAPE");
+  V6Shape s;
+  if (!e || std::sscanf(e, "%dx%d", &s.c, &s.bc) != 2) return V6Shape{};
+  return s;
 }
 // Where v7 runs by default (docs/performance.md, "PERSISTENT v7"; H100, float16/bfloat16 inference, µs/step, v4 ->
 // v7): B >= 16. B = 64: 3.9-9.9 -> 2.8-5.4 at H <= 512, 28.1-28.9 -> 11.3-11.9 at H = 1024; B = 256 H = 256
@@ -123,23 +126,27 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   const int H = persist::padded_hidden(H_);
   const bool v6 = !persist_v6_disabled();
   const int v7mode = persist_v7_mode();
+  const V6Shape v6f = v6_shape_forced();
   const bool v7 = v7mode != 0 && (dt == OPENRNN_DATA_HALF || dt == OPENRNN_DATA_BFLOAT16) && H_ % 8 == 0 &&
                   (v7mode == 1 || v7_preferred(B, H_));
   std::vector<const Kernel*> cand;
   for (const auto& k : all_kernels()) {
     if (k->cell() != cell || k->dtype() != dt || k->H() != H) continue;
-    if (k->version() == 6 && !(v6 && v6_shape_allowed(k.get()))) continue;
-    // v6's two columns in clusters of 4 up to B = 48 (H100: at B = 64 they tie v7, within 2.5%).
-    if (k->version() == 6 && k->cluster() == 4 && B > 48 && !std::getenv("OPENRNN_PERSIST_V6_SHAPE")) continue;
+    if (k->version() == 6) {
+      if (!v6) continue;
+      if (v6f.c > 0 && (k->cluster() != v6f.c || k->bc() != v6f.bc)) continue;
+      // Two columns in clusters of 4 up to B = 48 (H100: at B = 64 they tie v7, within 2.5%).
+      if (v6f.c == 0 && k->cluster() == 4 && B > 48) continue;
+    }
     if (k->version() == 7 && !(v7 && v7_shape_allowed(k.get()))) continue;
     cand.push_back(k.get());
   }
   // v3 bench: BC=1 is fastest up to B=4 in cluster mode and up to B=2 in grid mode (H=1024, B=4: BC=8 5.96 vs BC=1
   // 6.94 µs/step); wider chunks from there on. Cluster before grid (grid mode only wins at H=512, B>=64 for LSTM, by
   // <10% at B=64; AUTO does not pick v4 at B=256, H=512).
-  // v7: before v6 when forced, else after it (v6 only fits B <= ~30 at H = 256, 48 in 16 bits, ~14 at H = 512). Smallest MB first
-  // (most blocks; measured best wherever it fits), UB = 16 last, except first from 2B*H >= 262144 (B = 256 H = 512,
-  // H200: 10.1 against 12.2 µs/step for 128x8: half the state traffic through L2).
+  // v7: before v6 when forced, else after it (v6 only fits B <= ~30 at H = 256, 48 in 16 bits, ~14 at H = 512).
+  // Smallest MB first (most blocks; measured best wherever it fits), UB = 16 last, except first from 2B*H >= 262144
+  // (B = 256 H = 512, H200: 10.1 against 12.2 µs/step for 128x8: half the state traffic through L2).
   const bool big = 2LL * B * H_ >= 262144;
   auto rank = [B, v7mode, big](const Kernel* k) {
     if (k->version() == 7)
@@ -554,8 +561,8 @@ class PersistentAlgo final : public CudaAlgo {
 }  // namespace
 
 bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode) {
-  // Only what was measured: LSTM/GRU (both variants) at the compiled sizes. Padded sizes and RNN cells (correct, checked on the
-  // GPU, but never timed against STANDARD) run PERSISTENT only when asked for explicitly.
+  // Only what was measured: LSTM/GRU (both variants) at the compiled sizes. Padded sizes and RNN cells (correct,
+  // checked on the GPU, but never timed against STANDARD) run PERSISTENT only when asked for explicitly.
   const int H = rnn.cfg.hidden_size, B = x.B;
   if (persist::padded_hidden(H) != H) return false;
   // GRU reset-before (v4 cluster forward and backward, H <= 512; H100 2026-11-21, T = 100, µs/step, PERSISTENT vs

@@ -73,8 +73,8 @@ struct BwdParams {
 };
 
 // Pointwise inputs of one (processing step, sequence, unit) of the backward recurrence, shared by the cluster kernel
-// below and the grid kernel (persistent_bwd_grid.cuh). valid = false past the sequence's length, and wherever the caller
-// passes ok = false (no such thread role, final matvec-only pass, column past the tile, padded unit).
+// below and the grid kernel (persistent_bwd_grid.cuh). valid = false past the sequence's length, and wherever the
+// caller passes ok = false (no such thread role, final matvec-only pass, column past the tile, padded unit).
 template <int G>
 struct BwdIn {
   bool valid;
@@ -268,8 +268,6 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
   };
   In nx = load_in(0, 0);
 
-  // GRU_RB, one chunk of a step (k < T) after step 1's matvec (partials in rd): the cell backward in two halves around
-  // the product d_rh = W_hn^T dn (module comment). Every thread calls it: it holds a cluster barrier.
   // The NW warps' partial sums in rd of this cell thread's unit pu, column pbc (fixed order, two chains).
   auto sum_red = [&](const float* rd) {
     float a0 = 0.f, a1 = 0.f;
@@ -280,6 +278,8 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
     }
     return a0 + a1;
   };
+  // GRU_RB, one chunk of a step (k < T) after step 1's matvec (partials in rd): the cell backward in two halves around
+  // the product d_rh = W_hn^T dn (module comment). Every thread calls it: it holds a cluster barrier.
   auto bwd_rb_step = [&](const In& in, float* rd, int b, int sbuf, int c) {
     if constexpr (RB) {  // (instantiated for every cell, compiled for GRU_RB only)
       const bool act = cell_thread && b < nb;

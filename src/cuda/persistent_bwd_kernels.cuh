@@ -1,5 +1,6 @@
 // The backward kernel instantiations behind the BwdKernel interface (persistent_plan.h): persist_bwd_kernel (the
-// cluster plan shared with the forward kernels, cluster launch) and persist_bwd_grid_kernel (cooperative launch). Included by persistent_bwd_{f32,bf16,f16}.cu.
+// cluster plan shared with the forward kernels, cluster launch) and persist_bwd_grid_kernel (cooperative launch).
+// Included by persistent_bwd_{f32,bf16,f16}.cu.
 #pragma once
 
 #include "persistent_bwd.cuh"

@@ -67,9 +67,9 @@ class KernelV6Impl final : public Kernel {
 // H = 256: cluster of 8 (U = 32, 2 units per warp); H = 512: cluster of 16 (U = 32); RNN H = 1024: 16 (U = 64).
 // Two-column tiles (session 11; docs/performance.md, "PERSISTENT v6 two-column tiles"): they take the batches that one
 // column per cluster cannot run at once (H100: B = 16-30 at H = 256 in clusters of 8, 16-bit B = 32-48 in clusters
-// of 4, 16-bit B = 8-14 at H = 512), 25-50% faster than v4 / v7 there. Since the reduce-scatter keeps its values in
-// registers (persistent_fwd_v6.cuh, reduce_scatter_stage) a two-column step costs 0.05-0.3 µs more than a
-// one-column step. float32 at H = 512 ties v4, so it is not compiled.
+// of 4, 16-bit B = 8-14 at H = 512), where they take 16-50% less time per step than v4 / v7. Since the reduce-scatter
+// keeps its values in registers (persistent_fwd_v6.cuh, reduce_scatter_stage) a two-column step costs up to 0.3 µs
+// more than a one-column step. float32 at H = 512 ties v4, so it is not compiled.
 template <typename TW>
 void add_kernels_v6(std::vector<std::unique_ptr<Kernel>>& v) {
   constexpr bool w16 = sizeof(TW) == 2;
