@@ -24,7 +24,10 @@
 //     the NW partials (fixed order), runs the cell backward (cell_math.h, the float32 functions STANDARD uses);
 //     copy 0 writes the reserve's dG/dGh rows and the local dc / carried (double-buffered by step parity, read by
 //     every copy); copy k pushes the unit's G values of dGrec into dgs[next parity] of CTAs k, k+NCOPY, ...
-//     (st.shared::cluster). One barrier.cluster per step (the same double-buffer argument as the forward).
+//     with st.async, each store completing on that CTA's mbarrier mbar[next parity]; a __syncthreads ends the
+//     step (red and carried are rewritten next step) and the next step starts when the CTA's own mbarrier phase
+//     completes (the forward's exchange, persistent_fwd_v6.cuh; a barrier.cluster per step until session 12, whose
+//     release cost ~550 ns per step on an H100). GRU_RB keeps its two barrier.cluster per step.
 // After step T-1 one more matvec gives dhx = carried + W_hh^T dGrec(last); dcx = dc.
 // The pointwise inputs of the next chunk / step (activations, c, c_prev, dy, GRU W_hn h + b_hn and h_prev) are
 // loaded into registers one chunk ahead, so their latency hides behind the barrier and the matvec.
@@ -177,15 +180,16 @@ struct BwdConfig {
   static_assert(KREG % 4 == 0 && KSM % 4 == 0 && KSM >= 0, "k slices are walked 4 at a time");
   static_assert(U * BC <= NT, "one cell-phase thread per (unit, column)");
   static constexpr bool RB = CELL == GRU_RB;
+  static constexpr bool MB = !RB;  // dGrec exchanged by st.async + mbarrier (two mbarriers first in shared memory)
 
-  // Shared memory, in this order: W_hh^T slice (pairs) | red [2][NW][BC][U] | dgs [2][rows_pad][K] |
+  // Shared memory, in this order: mbar [2] (16 B, MB only) | W_hh^T slice (pairs) | red [2][NW][BC][U] | dgs [2][rows_pad][K] |
   // dns [rows_pad][K] (GRU_RB) | carried [2][rows_pad][U] | dc [2][rows_pad][U] (LSTM) | lens int [rows_pad].
   static size_t smem_bytes(int rows_pad) {
     const size_t w = size_t(NW) * (KSM / 2) * RPT * 32 * sizeof(Pair);
     const size_t red = size_t(2) * NW * BC * U;
     const size_t dgs = size_t(RB ? 3 : 2) * rows_pad * K;
     const size_t st = size_t(2) * rows_pad * U * (CELL == LSTM ? 2 : 1);
-    return w + 4 * (red + dgs + st) + 4 * size_t(rows_pad);
+    return (MB ? 16 : 0) + w + 4 * (red + dgs + st) + 4 * size_t(rows_pad);
   }
 };
 
@@ -209,7 +213,8 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
   const int u0 = rank * U;
 
   extern __shared__ float4 smem4[];
-  Pair* Wsm = reinterpret_cast<Pair*>(smem4);
+  uint64_t* mbar = reinterpret_cast<uint64_t*>(smem4);  // [2], MB only
+  Pair* Wsm = reinterpret_cast<Pair*>(smem4 + (Cfg::MB ? 1 : 0));
   float* red = reinterpret_cast<float*>(Wsm + NW * (KSM / 2) * RPT * 32);
   float* dgs = red + 2 * NW * BC * U;
   float* dns = dgs + 2 * rows_pad * K;  // GRU_RB only
@@ -328,11 +333,27 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
       }
     }
   };
+  // MB: one phase of mbar[b] = the dGrec values pushed into this CTA at one step (C producers x U units x G gates x
+  // nb columns); pushes happen at steps 0 .. T-1 into mbar[(k+1)&1], so mbar[1] takes steps 0, 2, ... and mbar[0]
+  // steps 1, 3, ...
+  const unsigned step_bytes = unsigned(C) * U * G * unsigned(nb) * 4u;
+  if (Cfg::MB && tid == 0) {
+    mbar_init(&mbar[0], 1);
+    mbar_init(&mbar[1], 1);
+    fence_mbar_init_cluster();
+    if (T >= 1) mbar_arrive_expect_tx(&mbar[1], step_bytes);
+    if (T >= 2) mbar_arrive_expect_tx(&mbar[0], step_bytes);
+  }
   cluster_arrive_release();
   cluster_wait_acquire();
 
   for (int k = 0; k <= T; ++k) {
     const int sbuf = k & 1;  // dgs / carried / dc: read [sbuf], written [sbuf ^ 1]
+    if (Cfg::MB && k > 0) {
+      // step k-1's dGrec is mbar[k&1]'s completion number (k-1)/2; re-arm it for step k+1's (CTA scope).
+      mbar_wait_parity(&mbar[k & 1], ((k - 1) >> 1) & 1);
+      if (tid == 0 && k + 1 <= T - 1) mbar_arrive_expect_tx_cta(&mbar[k & 1], step_bytes);
+    }
     for (int c = 0; c < nchunk; ++c) {
       // ---- 1. matvec: acc[j][q] = sum over this warp's gate rows of W^T[u][j] dgs[q][j] ----
       const float* dk = dgs + (size_t(sbuf) * rows_pad + c * BC) * K + warp * KPW;
@@ -377,16 +398,30 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
           float* dst = dgs + (size_t(sbuf ^ 1) * rows_pad + b) * K + gu;
           for (int q = pk; q < C; q += ncopy) {
             const uint32_t base = map_dsmem(dst, q);
+            if constexpr (Cfg::MB) {
+              const uint32_t bar = map_dsmem(&mbar[(k + 1) & 1], q);
 #pragma unroll
-            for (int g = 0; g < G; ++g) st_dsmem(base + 4u * g * H, dgr[g]);
+              for (int g = 0; g < G; ++g) st_async_f32(base + 4u * g * H, dgr[g], bar);
+            } else {
+#pragma unroll
+              for (int g = 0; g < G; ++g) st_dsmem(base + 4u * g * H, dgr[g]);
+            }
           }
         }
       }
     }
     if (k < T) {
-      cluster_arrive_release();
-      cluster_wait_acquire();
+      if constexpr (Cfg::MB) {
+        __syncthreads();  // red / carried / dc of this step are read before anyone rewrites them
+      } else {
+        cluster_arrive_release();
+        cluster_wait_acquire();
+      }
     }
+  }
+  if (Cfg::MB) {  // every push into a CTA was waited for; keep the cluster alive until all CTAs are done
+    cluster_arrive_release();
+    cluster_wait_acquire();
   }
 }
 

@@ -229,6 +229,14 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, unsigned by
                "r"(bytes)
                : "memory");
 }
+// The per-step re-arm of a CTA's own mbarrier: release at CTA scope only. Nothing outside the CTA has to see this
+// thread's earlier memory operations through the arrival (the data a phase carries is ordered by the producers'
+// st.async complete_tx, and buffer reuse by the step chain, persistent_fwd_v6.cuh), and a release at cluster scope
+// is not free: dev/lab/exchange_bench.cu measured ~550 ns per step for it on an H100, in the critical path of the
+// thread that re-arms (it pushes its own h only after the release has completed).
+__device__ __forceinline__ void mbar_arrive_expect_tx_cta(uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void mbar_wait_parity(uint64_t* bar, unsigned parity) {
   const uint32_t a = smem_u32(bar);
   uint32_t done;

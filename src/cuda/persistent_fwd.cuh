@@ -25,7 +25,11 @@
 // Publishing h_t (template GRID):
 //  * cluster mode: the group is one thread-block cluster; every CTA keeps h_{t-1} for the whole tile in
 //    hs[2][BTpad][H] (double-buffered by step parity); the cell-phase copies store h_t into hs[(t+1)&1] of all C
-//    CTAs (st.shared::cluster, coalesced per warp); one barrier.cluster arrive.release / wait.acquire per step.
+//    CTAs with st.async, each store completing its 4 bytes on that CTA's mbarrier mbar[(t+1)&1], and a CTA starts
+//    step t+1 when its own mbar[(t+1)&1] phase completes (all C*U*nb values of h_t have landed), the exchange of v6
+//    (persistent_fwd_v6.cuh has the argument for the double buffers and the re-arm). Until session 12 this was
+//    st.shared::cluster + one barrier.cluster arrive.release / wait.acquire per step; the release alone costs ~550
+//    ns per step on an H100 (dev/lab/exchange_bench.cu). GRU_RB keeps the cluster barriers (two per step).
 //    Clusters never wait on each other: any number of batch tiles is deadlock-free (extra tiles run in waves).
 //  * grid mode (W_hh too big for one cluster, e.g. H = 1024): the group is C CTAs of a cooperative launch (several
 //    groups = batch tiles when they fit); h_t goes to a global [2][B][H] buffer, then each CTA adds 1 to its group's
@@ -34,6 +38,9 @@
 //    grid cannot be co-resident.
 // One barrier per step suffices with double buffers: a writer at step t writes buffer (t+1)&1, which readers last
 // read at step t-1, and the writer passed the step t-1 barrier, which every reader reached only after step t-1.
+// With the mbarrier exchange the writer instead received all of h_{t-1}, which every CTA pushed after its step t-1
+// matvec (behind that chunk's __syncthreads). The CTA's own shared data (red, gs, cs) never relied on the cluster
+// barrier: each buffer is rewritten only behind a __syncthreads that its readers have passed.
 // Within a step, red, gs and the grid-mode h chunks are protected by the two __syncthreads of each chunk (a buffer
 // written in chunk c+1 was last read before chunk c's second __syncthreads).
 //
@@ -74,10 +81,13 @@ struct FwdConfigV4 {
   static_assert(KREG % 4 == 0 && KSM % 4 == 0, "k slices are walked 4 at a time");
   static_assert(R * BC <= NT, "one gate-phase thread per (row, column)");
   static constexpr bool RB = CELL == GRU_RB;
+  // Cluster mode exchanges h by st.async + mbarrier (two mbarriers at the start of shared memory); GRU_RB and grid
+  // mode keep their barriers.
+  static constexpr bool MB = !GRID && !RB;
   static constexpr int JRZ = RB ? 2 * U / 32 : RPT;  // rows lane + 32 j, j < JRZ: the r and z rows (GRU_RB)
   static_assert(!RB || (!GRID && (2 * U) % 32 == 0 && R % 32 == 0), "GRU_RB: cluster mode, U % 16 == 0");
 
-  // Shared memory, in this order: W_hh slice (pairs) | red [2][NW][BC][R] | hs [2][hs_rows][H] | gs [BC][R + U]
+  // Shared memory, in this order: mbar [2] (16 B, MB only) | W_hh slice (pairs) | red [2][NW][BC][R] | hs [2][hs_rows][H] | gs [BC][R + U]
   // (GRU keeps the n gate's recurrent part in the extra U) | cs [2][rows_pad][U] (LSTM) | rh [rows_pad][H] (GRU_RB)
   // | lens int [rows_pad].
   static size_t smem_bytes(int hs_rows, int rows_pad) {
@@ -87,7 +97,7 @@ struct FwdConfigV4 {
     size_t gs = size_t(BC) * (R + U);
     size_t cs = CELL == LSTM ? size_t(2) * rows_pad * U : 0;
     size_t rh = RB ? size_t(rows_pad) * H : 0;
-    return w + 4 * (red + hs + gs + cs + rh) + 4 * size_t(rows_pad);
+    return (MB ? 16 : 0) + w + 4 * (red + hs + gs + cs + rh) + 4 * size_t(rows_pad);
   }
 };
 
@@ -115,7 +125,8 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
   const bool prof = p.prof && blockIdx.x == 0 && blockIdx.y == 0 && tid == 0;
 
   extern __shared__ float4 smem4[];
-  Pair* Wsm = reinterpret_cast<Pair*>(smem4);
+  uint64_t* mbar = reinterpret_cast<uint64_t*>(smem4);  // [2], MB only
+  Pair* Wsm = reinterpret_cast<Pair*>(smem4 + (Cfg::MB ? 1 : 0));
   float* red = reinterpret_cast<float*>(Wsm + NW * (KSM / 2) * RPT * 32);
   float* hs = red + 2 * NW * R * BC;
   float* gs = hs + 2 * hs_rows * H;
@@ -192,7 +203,17 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
     return xp[(size_t(te) * B + b0 + b) * (G * H) + gg * H + u0 + gu];
   };
   float xv = load_x(0, 0);
-  if (!GRID) {
+  // MB: one phase of mbar[b] = every value of h pushed into this CTA at one step (C producers x U units x nb
+  // columns); mbar[1] receives h_0 (pushed at step 0), mbar[0] h_1; pushes happen at steps 0 .. T-2.
+  const unsigned step_bytes = unsigned(p.C) * U * unsigned(nb) * 4u;
+  if (Cfg::MB && tid == 0) {
+    mbar_init(&mbar[0], 1);
+    mbar_init(&mbar[1], 1);
+    fence_mbar_init_cluster();
+    if (T >= 2) mbar_arrive_expect_tx(&mbar[1], step_bytes);
+    if (T >= 3) mbar_arrive_expect_tx(&mbar[0], step_bytes);
+  }
+  if (!GRID) {  // every CTA has initialised hs (and its mbarriers) before anyone pushes into it
     cluster_arrive_release();
     cluster_wait_acquire();
   } else {
@@ -231,6 +252,12 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
       load_chunk(0, hsrc, t == 0);
       cp_async_wait_all();
       __syncthreads();
+    }
+    if (Cfg::MB && t > 0) {
+      // h_{t-1} is mbar[t&1]'s completion number (t-1)/2; then re-arm it for h_{t+1} (CTA scope: see
+      // mbar_arrive_expect_tx_cta).
+      mbar_wait_parity(&mbar[t & 1], ((t - 1) >> 1) & 1);
+      if (tid == 0 && t + 1 <= T - 2) mbar_arrive_expect_tx_cta(&mbar[t & 1], step_bytes);
     }
     if (prof && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 0] = clock64();
     const int cbuf = t & 1;  // LSTM c: read cs[cbuf], write cs[cbuf ^ 1]
@@ -398,7 +425,13 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
           }
           if (GRID) hg[size_t((t + 1) & 1) * B * H + size_t(b0 + b) * H + u0 + pu] = hnew;
         }
-        if (!GRID) {
+        if (Cfg::MB) {
+          if (t + 1 < T) {
+            float* dst = hs + size_t((t + 1) & 1) * hs_rows * H + b * H + u0 + pu;
+            uint64_t* nbar = &mbar[(t + 1) & 1];
+            for (int q = pk; q < p.C; q += ncopy) st_async_f32(map_dsmem(dst, q), hnew, map_dsmem(nbar, q));
+          }
+        } else if (!GRID) {
           float* dst = hs + size_t((t + 1) & 1) * hs_rows * H + b * H + u0 + pu;
           for (int q = pk; q < p.C; q += ncopy) st_dsmem(map_dsmem(dst, q), hnew);
         }
@@ -414,11 +447,15 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
         __threadfence();
         atomicAdd(counter, 1u);
       }
-    } else {
+    } else if (!Cfg::MB) {
       cluster_arrive_release();
       cluster_wait_acquire();
     }
     if (prof && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 6] = clock64();
+  }
+  if (Cfg::MB) {  // every push into a CTA was waited for; keep the cluster alive until all CTAs are done
+    cluster_arrive_release();
+    cluster_wait_acquire();
   }
 }
 

@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
     if (t > 0) {
       // h_{t-1} is bar[t&1]'s completion number (t-1)/2.
       mbar_wait_parity(&bar[t & 1], ((t - 1) >> 1) & 1);
-      if (tid == 0 && t + 1 <= T - 2) mbar_arrive_expect_tx(&bar[t & 1], kStepBytes);  // for h_{t+1}
+      if (tid == 0 && t + 1 <= T - 2) mbar_arrive_expect_tx_cta(&bar[t & 1], kStepBytes);  // for h_{t+1}
     }
     stamp(t, 0);
 
