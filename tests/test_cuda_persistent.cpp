@@ -64,6 +64,10 @@ std::vector<PCase> cases() {
   v.push_back(make("lstm_H256_B18_ragged", OPENRNN_CELL_LSTM, 8, 256, 1, false, 5, 18, true));
   v.push_back(make("gru_H512_B12_ragged", OPENRNN_CELL_GRU, 8, 512, 1, false, 4, 12, true));
   v.push_back(make("gru_H256_B40_ragged", OPENRNN_CELL_GRU, 8, 256, 1, false, 4, 40, true));  // 16-bit: clusters of 4
+  // Four-column tiles (session 12, 16-bit): H = 256 in clusters of 8 (B = 49-60), GRU H = 512 in clusters of 16
+  // (B = 15-28).
+  v.push_back(make("lstm_H256_B50_ragged", OPENRNN_CELL_LSTM, 8, 256, 1, false, 4, 50, true));
+  v.push_back(make("gru_H512_B22_ragged", OPENRNN_CELL_GRU, 8, 512, 1, false, 4, 22, true));
   v.push_back(make("rnn_relu_H512_B3_bidir_ragged", OPENRNN_CELL_RNN_RELU, 8, 512, 1, true, 6, 3, true));
   // GRU reset-before (v4 cluster mode, two exchanges per step): one-column chunks with both directions, a padded
   // H = 300, and wide chunks with several chunks per cluster (B = 40 over the clusters of both directions at H = 512).
@@ -133,10 +137,12 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
     };
     const Env envs[] = {{"1", "0", "", ""},     {"0", "0", "", ""},      {"1", "1", "", ""},
                         {"1", "1", "64x8", ""}, {"1", "1", "128x8", ""}, {"1", "1", "128x16", ""},
-                        {"1", "0", "", "8x2"},  {"1", "0", "", "16x2"}, {"1", "0", "", "4x2"}};
+                        {"1", "0", "", "8x2"},  {"1", "0", "", "16x2"}, {"1", "0", "", "4x2"},
+                        {"1", "0", "", "8x4"},  {"1", "0", "", "16x4"}};
     for (const Env& env : envs) {
       if (v.dt == OPENRNN_DATA_FLOAT && std::string(env.v7) == "1") continue;
-      if (v.dt == OPENRNN_DATA_FLOAT && (std::string(env.v6shape) == "16x2" || std::string(env.v6shape) == "4x2"))
+      const std::string v6s = env.v6shape;
+      if (v.dt == OPENRNN_DATA_FLOAT && (v6s == "16x2" || v6s == "4x2" || v6s == "8x4" || v6s == "16x4"))
         continue;  // 16-bit only
       SCOPED_TRACE(std::string("OPENRNN_PERSIST_V6=") + env.v6 + " V7=" + env.v7 + " V7_SHAPE=" + env.shape +
                    " V6_SHAPE=" + env.v6shape);

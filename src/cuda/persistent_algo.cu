@@ -144,7 +144,8 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   // v3 bench: BC=1 is fastest up to B=4 in cluster mode and up to B=2 in grid mode (H=1024, B=4: BC=8 5.96 vs BC=1
   // 6.94 µs/step); wider chunks from there on. Cluster before grid (grid mode only wins at H=512, B>=64 for LSTM, by
   // <10% at B=64; AUTO does not pick v4 at B=256, H=512).
-  // v7: before v6 when forced, else after it (v6 only fits B <= ~30 at H = 256, 48 in 16 bits, ~14 at H = 512).
+  // v7: before v6 when forced, else after it (v6 fits B <= ~30 at H = 256 and ~14 at H = 512; in 16 bits B <= ~60 at
+  // H = 256 with four-column tiles, and for GRU B <= 28 at H = 512).
   // Smallest MB first (most blocks; measured best wherever it fits), UB = 16 last, except first from 2B*H >= 262144
   // (B = 256 H = 512, H200: 10.1 against 12.2 µs/step for 128x8: half the state traffic through L2).
   const bool big = 2LL * B * H_ >= 262144;

@@ -97,6 +97,16 @@ void add_kernels_v6(std::vector<std::unique_ptr<Kernel>>& v) {
     v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 4, 2, 2>());
     v.emplace_back(new KernelV6Impl<GRU, TW, 256, 4, 2, 2>());
   }
+  // Four-column tiles (session 12; 32 values per warp, the most the reduce-scatter takes; ptxas: no spills at these
+  // KGR), 16-bit only. H = 256 in clusters of 8: after two columns in clusters of 4 (B <= 48) up to B = 56-60 (a wave
+  // of clusters of 8 holds fewer than 16 on the H100), 2.0-2.4 us/step against v7's 2.8-3.0; in float32 they lost
+  // 3-11% to v4. GRU H = 512 in clusters of 16 (B = 15-28): 3.3-3.5 against v7's 3.5-3.8; LSTM's (KGR = 1: most of its
+  // slice read from shared memory each step) lost 1-8% to v7. docs/performance.md, "four-column tiles".
+  if constexpr (w16) {
+    v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 4, 2>());
+    v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 4, 2>());
+    v.emplace_back(new KernelV6Impl<GRU, TW, 512, 16, 4, 4>());
+  }
 }
 
 }  // namespace persist
