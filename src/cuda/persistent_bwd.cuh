@@ -182,7 +182,8 @@ struct BwdConfig {
   static constexpr bool RB = CELL == GRU_RB;
   static constexpr bool MB = !RB;  // dGrec exchanged by st.async + mbarrier (two mbarriers first in shared memory)
 
-  // Shared memory, in this order: mbar [2] (16 B, MB only) | W_hh^T slice (pairs) | red [2][NW][BC][U] | dgs [2][rows_pad][K] |
+  // Shared memory, in this order: mbar [2] (16 B, MB only) | W_hh^T slice (pairs) | red [2][NW][BC][U] |
+  // dgs [2][rows_pad][K] |
   // dns [rows_pad][K] (GRU_RB) | carried [2][rows_pad][U] | dc [2][rows_pad][U] (LSTM) | lens int [rows_pad].
   static size_t smem_bytes(int rows_pad) {
     const size_t w = size_t(NW) * (KSM / 2) * RPT * 32 * sizeof(Pair);

@@ -87,7 +87,8 @@ struct FwdConfigV4 {
   static constexpr int JRZ = RB ? 2 * U / 32 : RPT;  // rows lane + 32 j, j < JRZ: the r and z rows (GRU_RB)
   static_assert(!RB || (!GRID && (2 * U) % 32 == 0 && R % 32 == 0), "GRU_RB: cluster mode, U % 16 == 0");
 
-  // Shared memory, in this order: mbar [2] (16 B, MB only) | W_hh slice (pairs) | red [2][NW][BC][R] | hs [2][hs_rows][H] | gs [BC][R + U]
+  // Shared memory, in this order: mbar [2] (16 B, MB only) | W_hh slice (pairs) | red [2][NW][BC][R] |
+  // hs [2][hs_rows][H] | gs [BC][R + U]
   // (GRU keeps the n gate's recurrent part in the extra U) | cs [2][rows_pad][U] (LSTM) | rh [rows_pad][H] (GRU_RB)
   // | lens int [rows_pad].
   static size_t smem_bytes(int hs_rows, int rows_pad) {

@@ -33,8 +33,10 @@
 // buffer in its step t-1 matvec, and P only reaches step t after receiving all of h_{t-1}, including the values
 // every warp of Q pushed after its own step t-1 matvec. Likewise the data of mbarrier phase k+1 cannot arrive
 // before phase k completed, and Q re-arms bar[b] (one arrive.expect_tx of H*BC*4 bytes) right after its wait, before
-// its own push, which every producer needs first. No push at the last step; every CTA waits for all data sent to
-// it before it leaves, and a final cluster barrier keeps the cluster alive until the last stores have landed.
+// its own push, which every producer needs first. The re-arm releases at CTA scope only: at cluster scope the release
+// cost ~550 ns per step, in the critical path of the re-arming thread's push (session 12, dev/lab/exchange_bench.cu).
+// No push at the last step; every CTA waits for all data sent to it before it leaves, and a final cluster barrier
+// keeps the cluster alive until the last stores have landed.
 //
 // Semantics are v4's (FwdParams, persistent_common.cuh): padded units [Hr, H) carry exact zeros, ragged lengths carry
 // the state past len and zero-fill y, direction 1 runs each sequence from its own last step, cell clipping, and with
