@@ -27,7 +27,7 @@
 //     with st.async, each store completing on that CTA's mbarrier mbar[next parity]; a __syncthreads ends the
 //     step (red and carried are rewritten next step) and the next step starts when the CTA's own mbarrier phase
 //     completes (the forward's exchange, persistent_fwd_v6.cuh; a barrier.cluster per step until session 12, whose
-//     release cost ~550 ns per step on an H100). GRU_RB keeps its two barrier.cluster per step.
+//     release cost ~550 ns per step on an H100).
 // After step T-1 one more matvec gives dhx = carried + W_hh^T dGrec(last); dcx = dc.
 // The pointwise inputs of the next chunk / step (activations, c, c_prev, dy, GRU W_hn h + b_hn and h_prev) are
 // loaded into registers one chunk ahead, so their latency hides behind the barrier and the matvec.
@@ -35,9 +35,10 @@
 // GRU reset-before (CELL == GRU_RB): dh_prev = z * dh + r * d_rh + W_hr^T dr + W_hz^T dz with d_rh = W_hn^T dn of the
 // same step, and dr needs d_rh: two products per step. dgs carries only the r and z gradients (its n part stays 0)
 // and step 1 gives dh_tot = carried + W_h{r,z}^T d{r,z}_prev; the cell phase's first half (cell::gru_rb_backward_nz)
-// pushes dn into dns[rows][K] (only its n part is ever written) of every CTA, a barrier.cluster arrive / wait, the
-// full-width matvec over dns gives d_rh of the CTA's units, and the second half (cell::gru_rb_backward_r) gives dr
-// and carried = z * dh + r * d_rh, then pushes dr, dz. dns is single-buffered (the forward's rh argument).
+// pushes dn into dns[rows][K] (only its n part is ever written) of every CTA (st.async on the receiver's nbar[j&1],
+// phase j = k*nchunk + c), waits for its own phase and syncs the CTA, the full-width matvec over dns gives d_rh of
+// the CTA's units, and the second half (cell::gru_rb_backward_r) gives dr and carried = z * dh + r * d_rh, then
+// pushes dr, dz. dns is single-buffered and the nbar alternate (the forward's rh argument, persistent_fwd.cuh).
 //
 // Precision: dGrec is exchanged in float32 (STANDARD multiplies the stored dG, rounded to the storage type for
 // float16 / bfloat16: this kernel is the more accurate of the two); dG / dGh are stored rounded, as STANDARD's.
@@ -180,9 +181,10 @@ struct BwdConfig {
   static_assert(KREG % 4 == 0 && KSM % 4 == 0 && KSM >= 0, "k slices are walked 4 at a time");
   static_assert(U * BC <= NT, "one cell-phase thread per (unit, column)");
   static constexpr bool RB = CELL == GRU_RB;
-  static constexpr bool MB = !RB;  // dGrec exchanged by st.async + mbarrier (two mbarriers first in shared memory)
+  // dGrec exchanged by st.async + mbarrier: two mbarriers first in shared memory, GRU_RB two more for dn.
+  static constexpr int NBAR = RB ? 4 : 2;
 
-  // Shared memory, in this order: mbar [2] (16 B, MB only) | W_hh^T slice (pairs) | red [2][NW][BC][U] |
+  // Shared memory, in this order: mbar [NBAR] | W_hh^T slice (pairs) | red [2][NW][BC][U] |
   // dgs [2][rows_pad][K] |
   // dns [rows_pad][K] (GRU_RB) | carried [2][rows_pad][U] | dc [2][rows_pad][U] (LSTM) | lens int [rows_pad].
   static size_t smem_bytes(int rows_pad) {
@@ -190,7 +192,7 @@ struct BwdConfig {
     const size_t red = size_t(2) * NW * BC * U;
     const size_t dgs = size_t(RB ? 3 : 2) * rows_pad * K;
     const size_t st = size_t(2) * rows_pad * U * (CELL == LSTM ? 2 : 1);
-    return (MB ? 16 : 0) + w + 4 * (red + dgs + st) + 4 * size_t(rows_pad);
+    return 8 * size_t(NBAR) + w + 4 * (red + dgs + st) + 4 * size_t(rows_pad);
   }
 };
 
@@ -214,8 +216,9 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
   const int u0 = rank * U;
 
   extern __shared__ float4 smem4[];
-  uint64_t* mbar = reinterpret_cast<uint64_t*>(smem4);  // [2], MB only
-  Pair* Wsm = reinterpret_cast<Pair*>(smem4 + (Cfg::MB ? 1 : 0));
+  uint64_t* mbar = reinterpret_cast<uint64_t*>(smem4);  // [2]: dGrec
+  uint64_t* nbar = mbar + 2;                             // [2], GRU_RB: dn
+  Pair* Wsm = reinterpret_cast<Pair*>(smem4 + Cfg::NBAR / 2);
   float* red = reinterpret_cast<float*>(Wsm + NW * (KSM / 2) * RPT * 32);
   float* dgs = red + 2 * NW * BC * U;
   float* dns = dgs + 2 * rows_pad * K;  // GRU_RB only
@@ -286,7 +289,10 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
   };
   // GRU_RB, one chunk of a step (k < T) after step 1's matvec (partials in rd): the cell backward in two halves around
   // the product d_rh = W_hn^T dn (module comment). Every thread calls it: it holds a cluster barrier.
-  auto bwd_rb_step = [&](const In& in, float* rd, int b, int sbuf, int c) {
+  // GRU_RB: phase j = k*nchunk + c of nbar[j&1] = dn of chunk c's rows (those below nb) from every CTA.
+  const int rb_phases = RB ? T * nchunk : 0;
+  auto rb_bytes = [&](int j) { return unsigned(C) * U * unsigned(min(BC, nb - (j % nchunk) * BC)) * 4u; };
+  auto bwd_rb_step = [&](const In& in, float* rd, int b, int sbuf, int c, int k) {
     if constexpr (RB) {  // (instantiated for every cell, compiled for GRU_RB only)
       const bool act = cell_thread && b < nb;
       const int si = (sbuf * rows_pad + b) * U + pu, so = ((sbuf ^ 1) * rows_pad + b) * U + pu;
@@ -299,10 +305,15 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
           cell::gru_rb_backward_nz(in.a[1], in.a[2], in.hp, dh, dz, dn, direct);
         }
         float* dd = dns + size_t(b) * K + 2 * H + gu;
-        for (int q = pk; q < C; q += ncopy) st_dsmem(map_dsmem(dd, q), dn);
+        uint64_t* nb_ = &nbar[(k * nchunk + c) & 1];
+        for (int q = pk; q < C; q += ncopy) st_async_f32(map_dsmem(dd, q), dn, map_dsmem(nb_, q));
       }
-      cluster_arrive_release();
-      cluster_wait_acquire();
+      {
+        const int j = k * nchunk + c;
+        mbar_wait_parity(&nbar[j & 1], (j >> 1) & 1);
+        if (tid == 0 && j + 2 < rb_phases) mbar_arrive_expect_tx_cta(&nbar[j & 1], rb_bytes(j + 2));
+      }
+      __syncthreads();  // every thread's reads of rd (step 1's partials) before the product below rewrites it
       float acc[RPT][BC];
       slice_matvec<TW, RPT, BC, KREG, KSM>(wreg, Wsm + warp * (KSM / 2) * RPT * 32 + lane,
                                            dns + size_t(c) * BC * K + warp * KPW, K, acc);
@@ -328,29 +339,34 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
       }
       float* dst = dgs + (size_t(sbuf ^ 1) * rows_pad + b) * K + gu;
       for (int q = pk; q < C; q += ncopy) {
-        const uint32_t base = map_dsmem(dst, q);
-        st_dsmem(base, dgx[0]);
-        st_dsmem(base + 4u * H, dgx[1]);
+        const uint32_t base = map_dsmem(dst, q), bar = map_dsmem(&mbar[(k + 1) & 1], q);
+        st_async_f32(base, dgx[0], bar);
+        st_async_f32(base + 4u * H, dgx[1], bar);
       }
     }
   };
-  // MB: one phase of mbar[b] = the dGrec values pushed into this CTA at one step (C producers x U units x G gates x
+  // One phase of mbar[b] = the dGrec values pushed into this CTA at one step (C producers x U units x G gates x
   // nb columns); pushes happen at steps 0 .. T-1 into mbar[(k+1)&1], so mbar[1] takes steps 0, 2, ... and mbar[0]
   // steps 1, 3, ...
-  const unsigned step_bytes = unsigned(C) * U * G * unsigned(nb) * 4u;
-  if (Cfg::MB && tid == 0) {
+  const unsigned step_bytes = unsigned(C) * U * (RB ? 2 : G) * unsigned(nb) * 4u;  // GRU_RB pushes dr, dz only
+  if (tid == 0) {
     mbar_init(&mbar[0], 1);
     mbar_init(&mbar[1], 1);
+    if (RB) {
+      mbar_init(&nbar[0], 1);
+      mbar_init(&nbar[1], 1);
+    }
     fence_mbar_init_cluster();
     if (T >= 1) mbar_arrive_expect_tx(&mbar[1], step_bytes);
     if (T >= 2) mbar_arrive_expect_tx(&mbar[0], step_bytes);
+    for (int j = 0; j < 2 && j < rb_phases; ++j) mbar_arrive_expect_tx(&nbar[j], rb_bytes(j));
   }
   cluster_arrive_release();
   cluster_wait_acquire();
 
   for (int k = 0; k <= T; ++k) {
     const int sbuf = k & 1;  // dgs / carried / dc: read [sbuf], written [sbuf ^ 1]
-    if (Cfg::MB && k > 0) {
+    if (k > 0) {
       // step k-1's dGrec is mbar[k&1]'s completion number (k-1)/2; re-arm it for step k+1's (CTA scope).
       mbar_wait_parity(&mbar[k & 1], ((k - 1) >> 1) & 1);
       if (tid == 0 && k + 1 <= T - 1) mbar_arrive_expect_tx_cta(&mbar[k & 1], step_bytes);
@@ -374,7 +390,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
       const int b = c * BC + pbc;
       if constexpr (RB) {
         if (k < T) {
-          bwd_rb_step(in, rd, b, sbuf, c);
+          bwd_rb_step(in, rd, b, sbuf, c, k);
           continue;
         }
       }
@@ -398,32 +414,18 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
           }
           float* dst = dgs + (size_t(sbuf ^ 1) * rows_pad + b) * K + gu;
           for (int q = pk; q < C; q += ncopy) {
-            const uint32_t base = map_dsmem(dst, q);
-            if constexpr (Cfg::MB) {
-              const uint32_t bar = map_dsmem(&mbar[(k + 1) & 1], q);
+            const uint32_t base = map_dsmem(dst, q), bar = map_dsmem(&mbar[(k + 1) & 1], q);
 #pragma unroll
-              for (int g = 0; g < G; ++g) st_async_f32(base + 4u * g * H, dgr[g], bar);
-            } else {
-#pragma unroll
-              for (int g = 0; g < G; ++g) st_dsmem(base + 4u * g * H, dgr[g]);
-            }
+            for (int g = 0; g < G; ++g) st_async_f32(base + 4u * g * H, dgr[g], bar);
           }
         }
       }
     }
-    if (k < T) {
-      if constexpr (Cfg::MB) {
-        __syncthreads();  // red / carried / dc of this step are read before anyone rewrites them
-      } else {
-        cluster_arrive_release();
-        cluster_wait_acquire();
-      }
-    }
+    if (k < T) __syncthreads();  // red / carried / dc of this step are read before anyone rewrites them
   }
-  if (Cfg::MB) {  // every push into a CTA was waited for; keep the cluster alive until all CTAs are done
-    cluster_arrive_release();
-    cluster_wait_acquire();
-  }
+  // Every push into a CTA was waited for; keep the cluster alive until all CTAs are done.
+  cluster_arrive_release();
+  cluster_wait_acquire();
 }
 
 }  // namespace persist

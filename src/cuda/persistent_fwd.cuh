@@ -29,7 +29,8 @@
 //    step t+1 when its own mbar[(t+1)&1] phase completes (all C*U*nb values of h_t have landed), the exchange of v6
 //    (persistent_fwd_v6.cuh has the argument for the double buffers and the re-arm). Until session 12 this was
 //    st.shared::cluster + one barrier.cluster arrive.release / wait.acquire per step; the release alone costs ~550
-//    ns per step on an H100 (dev/lab/exchange_bench.cu). GRU_RB keeps the cluster barriers (two per step).
+//    ns per step on an H100 (dev/lab/exchange_bench.cu). GRU_RB's mid-step exchange of r * h goes the same way
+//    (below).
 //    Clusters never wait on each other: any number of batch tiles is deadlock-free (extra tiles run in waves).
 //  * grid mode (W_hh too big for one cluster, e.g. H = 1024): the group is C CTAs of a cooperative launch (several
 //    groups = batch tiles when they fit); h_t goes to a global [2][B][H] buffer, then each CTA adds 1 to its group's
@@ -53,10 +54,12 @@
 // GRU reset-before (CELL == GRU_RB, cluster mode only): n = tanh(W_in x + b_in + b_hn + W_hn (r * h_{t-1})) needs
 // this step's r before the n rows' product. Per chunk: 1. the matvec of the r and z rows only (rows lane + 32 j with
 // j < JRZ = 2U/32: U % 16 == 0 keeps them apart from the n rows), 2. gate phase of r and z, 2b. the cell-phase copies
-// push r * h_{t-1} of their units into rh[b][H] of every CTA (DSMEM) and a barrier.cluster arrive / wait, 2c. the
-// matvec of the n rows on rh, its partial sums added in a third gate phase; 3. the cell phase as for GRU. rh is
-// single-buffered: a writer at step t+1 passed the end-of-step barrier of step t, which every reader of step t
-// reached only after its read. Two cluster barriers per step.
+// push r * h_{t-1} of their units into rh[b][H] of every CTA (st.async, completing on the receiver's rbar[j&1] for
+// the step's and chunk's phase j = t*nchunk + c) and wait for the CTA's own phase, 2c. the matvec of the n rows on rh,
+// its partial sums added in a third gate phase; 3. the cell phase as for GRU. rh is single-buffered: a writer at step
+// t+1 has received all of h_t, which every CTA pushed after its step t reads of rh. The two rbar alternate so that
+// the data of phase j+1 (sent by a CTA that has all of phase j) never lands in a phase j still waiting for a slower
+// producer. Until session 12: two barrier.cluster per step.
 //
 // Ragged lengths: at steps t >= len[b] the state is carried unchanged and y[t][b] is zero-filled; direction 1 runs
 // each sequence from its own last step (t_eff = len-1-t). Determinism: fixed summation order, no atomics on data.
@@ -81,13 +84,14 @@ struct FwdConfigV4 {
   static_assert(KREG % 4 == 0 && KSM % 4 == 0, "k slices are walked 4 at a time");
   static_assert(R * BC <= NT, "one gate-phase thread per (row, column)");
   static constexpr bool RB = CELL == GRU_RB;
-  // Cluster mode exchanges h by st.async + mbarrier (two mbarriers at the start of shared memory); GRU_RB and grid
-  // mode keep their barriers.
-  static constexpr bool MB = !GRID && !RB;
+  // Cluster mode (MB) exchanges h by st.async + mbarrier (two mbarriers at the start of shared memory; GRU_RB two more
+  // for r * h); grid mode keeps its counter.
+  static constexpr bool MB = !GRID;
+  static constexpr int NBAR = MB ? (RB ? 4 : 2) : 0;  // mbarriers (8 B each) before the W_hh slice
   static constexpr int JRZ = RB ? 2 * U / 32 : RPT;  // rows lane + 32 j, j < JRZ: the r and z rows (GRU_RB)
   static_assert(!RB || (!GRID && (2 * U) % 32 == 0 && R % 32 == 0), "GRU_RB: cluster mode, U % 16 == 0");
 
-  // Shared memory, in this order: mbar [2] (16 B, MB only) | W_hh slice (pairs) | red [2][NW][BC][R] |
+  // Shared memory, in this order: mbar [NBAR] | W_hh slice (pairs) | red [2][NW][BC][R] |
   // hs [2][hs_rows][H] | gs [BC][R + U]
   // (GRU keeps the n gate's recurrent part in the extra U) | cs [2][rows_pad][U] (LSTM) | rh [rows_pad][H] (GRU_RB)
   // | lens int [rows_pad].
@@ -98,7 +102,7 @@ struct FwdConfigV4 {
     size_t gs = size_t(BC) * (R + U);
     size_t cs = CELL == LSTM ? size_t(2) * rows_pad * U : 0;
     size_t rh = RB ? size_t(rows_pad) * H : 0;
-    return (MB ? 16 : 0) + w + 4 * (red + hs + gs + cs + rh) + 4 * size_t(rows_pad);
+    return 8 * size_t(NBAR) + w + 4 * (red + hs + gs + cs + rh) + 4 * size_t(rows_pad);
   }
 };
 
@@ -126,8 +130,9 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
   const bool prof = p.prof && blockIdx.x == 0 && blockIdx.y == 0 && tid == 0;
 
   extern __shared__ float4 smem4[];
-  uint64_t* mbar = reinterpret_cast<uint64_t*>(smem4);  // [2], MB only
-  Pair* Wsm = reinterpret_cast<Pair*>(smem4 + (Cfg::MB ? 1 : 0));
+  uint64_t* mbar = reinterpret_cast<uint64_t*>(smem4);  // [2], MB only: h
+  uint64_t* rbar = mbar + 2;                             // [2], GRU_RB: r * h
+  Pair* Wsm = reinterpret_cast<Pair*>(smem4 + Cfg::NBAR / 2);
   float* red = reinterpret_cast<float*>(Wsm + NW * (KSM / 2) * RPT * 32);
   float* hs = red + 2 * NW * R * BC;
   float* gs = hs + 2 * hs_rows * H;
@@ -207,12 +212,20 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
   // MB: one phase of mbar[b] = every value of h pushed into this CTA at one step (C producers x U units x nb
   // columns); mbar[1] receives h_0 (pushed at step 0), mbar[0] h_1; pushes happen at steps 0 .. T-2.
   const unsigned step_bytes = unsigned(p.C) * U * unsigned(nb) * 4u;
+  // GRU_RB: phase j = t*nchunk + c of rbar[j&1] = r * h of chunk c's rows (those below nb) from every CTA.
+  const int rb_phases = RB ? T * nchunk : 0;
+  auto rb_bytes = [&](int j) { return unsigned(p.C) * U * unsigned(min(BC, nb - (j % nchunk) * BC)) * 4u; };
   if (Cfg::MB && tid == 0) {
     mbar_init(&mbar[0], 1);
     mbar_init(&mbar[1], 1);
+    if (RB) {
+      mbar_init(&rbar[0], 1);
+      mbar_init(&rbar[1], 1);
+    }
     fence_mbar_init_cluster();
     if (T >= 2) mbar_arrive_expect_tx(&mbar[1], step_bytes);
     if (T >= 3) mbar_arrive_expect_tx(&mbar[0], step_bytes);
+    for (int j = 0; j < 2 && j < rb_phases; ++j) mbar_arrive_expect_tx(&rbar[j], rb_bytes(j));
   }
   if (!GRID) {  // every CTA has initialised hs (and its mbarriers) before anyone pushes into it
     cluster_arrive_release();
@@ -341,10 +354,15 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
             }
           }
           float* dst = rhs + b * H + u0 + pu;
-          for (int q = pk; q < p.C; q += ncopy) st_dsmem(map_dsmem(dst, q), rhv);
+          uint64_t* rb = &rbar[(t * nchunk + c) & 1];
+          for (int q = pk; q < p.C; q += ncopy) st_async_f32(map_dsmem(dst, q), rhv, map_dsmem(rb, q));
         }
-        cluster_arrive_release();
-        cluster_wait_acquire();
+        {
+          const int j = t * nchunk + c;
+          mbar_wait_parity(&rbar[j & 1], (j >> 1) & 1);
+          if (tid == 0 && j + 2 < rb_phases) mbar_arrive_expect_tx_cta(&rbar[j & 1], rb_bytes(j + 2));
+        }
+        __syncthreads();  // the CTA's own shared data as the cluster barrier ordered it before (gs, red)
         // 2c. the n rows' product on r * h, added to their gate rows.
         slice_matvec<TW, RPT, BC, KREG, KSM, WREG, JRZ, RPT>(wreg, wsl, rhs + c * BC * H + warp * KPW, H, acc);
 #pragma unroll
@@ -426,31 +444,23 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
           }
           if (GRID) hg[size_t((t + 1) & 1) * B * H + size_t(b0 + b) * H + u0 + pu] = hnew;
         }
-        if (Cfg::MB) {
-          if (t + 1 < T) {
-            float* dst = hs + size_t((t + 1) & 1) * hs_rows * H + b * H + u0 + pu;
-            uint64_t* nbar = &mbar[(t + 1) & 1];
-            for (int q = pk; q < p.C; q += ncopy) st_async_f32(map_dsmem(dst, q), hnew, map_dsmem(nbar, q));
-          }
-        } else if (!GRID) {
+        if (Cfg::MB && t + 1 < T) {
           float* dst = hs + size_t((t + 1) & 1) * hs_rows * H + b * H + u0 + pu;
-          for (int q = pk; q < p.C; q += ncopy) st_dsmem(map_dsmem(dst, q), hnew);
+          uint64_t* nbar = &mbar[(t + 1) & 1];
+          for (int q = pk; q < p.C; q += ncopy) st_async_f32(map_dsmem(dst, q), hnew, map_dsmem(nbar, q));
         }
       }
       if (prof && c == 0 && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 4] = clock64();
     }
     if (prof && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 5] = clock64();
 
-    // ---- publish h_t ----
+    // ---- publish h_t (grid mode; cluster mode pushed it above and waits at the top of the next step) ----
     if (GRID) {
       __syncthreads();
       if (tid == 0) {
         __threadfence();
         atomicAdd(counter, 1u);
       }
-    } else if (!Cfg::MB) {
-      cluster_arrive_release();
-      cluster_wait_acquire();
     }
     if (prof && t >= 8 && t < 24) p.prof[(t - 8) * 8 + 6] = clock64();
   }
