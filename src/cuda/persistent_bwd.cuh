@@ -30,7 +30,7 @@
 //     release cost ~550 ns per step on an H100).
 // After step T-1 one more matvec gives dhx = carried + W_hh^T dGrec(last); dcx = dc.
 // The pointwise inputs of the next chunk / step (activations, c, c_prev, dy, GRU W_hn h + b_hn and h_prev) are
-// loaded into registers one chunk ahead, so their latency hides behind the barrier and the matvec.
+// loaded into registers one chunk ahead, so their latency hides behind the exchange and the matvec.
 //
 // GRU reset-before (CELL == GRU_RB): dh_prev = z * dh + r * d_rh + W_hr^T dr + W_hz^T dz with d_rh = W_hn^T dn of the
 // same step, and dr needs d_rh: two products per step. dgs carries only the r and z gradients (its n part stays 0)
@@ -287,11 +287,12 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
     }
     return a0 + a1;
   };
-  // GRU_RB, one chunk of a step (k < T) after step 1's matvec (partials in rd): the cell backward in two halves around
-  // the product d_rh = W_hn^T dn (module comment). Every thread calls it: it holds a cluster barrier.
   // GRU_RB: phase j = k*nchunk + c of nbar[j&1] = dn of chunk c's rows (those below nb) from every CTA.
   const int rb_phases = RB ? T * nchunk : 0;
   auto rb_bytes = [&](int j) { return unsigned(C) * U * unsigned(min(BC, nb - (j % nchunk) * BC)) * 4u; };
+  // GRU_RB, one chunk of a step (k < T) after step 1's matvec (partials in rd): the cell backward in two halves around
+  // the product d_rh = W_hn^T dn (module comment). Every thread calls it: it holds the dn exchange's wait and a
+  // __syncthreads.
   auto bwd_rb_step = [&](const In& in, float* rd, int b, int sbuf, int c, int k) {
     if constexpr (RB) {  // (instantiated for every cell, compiled for GRU_RB only)
       const bool act = cell_thread && b < nb;
