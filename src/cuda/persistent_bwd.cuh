@@ -351,16 +351,11 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
   // steps 1, 3, ...
   const unsigned step_bytes = unsigned(C) * U * (RB ? 2 : G) * unsigned(nb) * 4u;  // GRU_RB pushes dr, dz only
   if (tid == 0) {
-    mbar_init(&mbar[0], 1);
-    mbar_init(&mbar[1], 1);
-    if (RB) {
-      mbar_init(&nbar[0], 1);
-      mbar_init(&nbar[1], 1);
-    }
+    mbar_pair_init(mbar);
+    if (RB) mbar_pair_init(nbar);
     fence_mbar_init_cluster();
-    if (T >= 1) mbar_arrive_expect_tx(&mbar[1], step_bytes);
-    if (T >= 2) mbar_arrive_expect_tx(&mbar[0], step_bytes);
-    for (int j = 0; j < 2 && j < rb_phases; ++j) mbar_arrive_expect_tx(&nbar[j], rb_bytes(j));
+    mbar_pair_arm(mbar, 1, T, [&](int) { return step_bytes; });
+    mbar_pair_arm(nbar, 0, rb_phases, rb_bytes);
   }
   cluster_arrive_release();
   cluster_wait_acquire();

@@ -257,6 +257,21 @@ __device__ __forceinline__ void st_async_f32(uint32_t addr, float v, uint32_t ba
                : "memory");
 }
 
+// Two alternating mbarriers of one exchange (one arrival per phase; push j of the launch lands on
+// bar[(first + j) & 1]).
+// mbar_pair_init: both initialised (thread 0, before fence_mbar_init_cluster and the cluster barrier that precedes
+// every push). mbar_pair_arm: the phases of the first two pushes armed with bytes(j) each, at cluster scope (the
+// producers' stores of those phases may follow the cluster barrier at once); later phases are re-armed by the
+// consumer after each wait (mbar_arrive_expect_tx_cta).
+__device__ __forceinline__ void mbar_pair_init(uint64_t* bar) {
+  mbar_init(&bar[0], 1);
+  mbar_init(&bar[1], 1);
+}
+template <typename BytesFn>
+__device__ __forceinline__ void mbar_pair_arm(uint64_t* bar, int first, int pushes, BytesFn bytes) {
+  for (int j = 0; j < 2 && j < pushes; ++j) mbar_arrive_expect_tx(&bar[(first + j) & 1], bytes(j));
+}
+
 // cp.async helpers (cp_async16, cp_async16_zfill, commit, wait): cuda_common.cuh.
 
 // Activations on the critical path of every step: ex2.approx-based. Relative error of __expf is a few ulp for the

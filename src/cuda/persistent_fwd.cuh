@@ -216,16 +216,11 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
   const int rb_phases = RB ? T * nchunk : 0;
   auto rb_bytes = [&](int j) { return unsigned(p.C) * U * unsigned(min(BC, nb - (j % nchunk) * BC)) * 4u; };
   if (Cfg::MB && tid == 0) {
-    mbar_init(&mbar[0], 1);
-    mbar_init(&mbar[1], 1);
-    if (RB) {
-      mbar_init(&rbar[0], 1);
-      mbar_init(&rbar[1], 1);
-    }
+    mbar_pair_init(mbar);
+    if (RB) mbar_pair_init(rbar);
     fence_mbar_init_cluster();
-    if (T >= 2) mbar_arrive_expect_tx(&mbar[1], step_bytes);
-    if (T >= 3) mbar_arrive_expect_tx(&mbar[0], step_bytes);
-    for (int j = 0; j < 2 && j < rb_phases; ++j) mbar_arrive_expect_tx(&rbar[j], rb_bytes(j));
+    mbar_pair_arm(mbar, 1, T - 1, [&](int) { return step_bytes; });
+    mbar_pair_arm(rbar, 0, rb_phases, rb_bytes);
   }
   if (!GRID) {  // every CTA has initialised hs (and its mbarriers) before anyone pushes into it
     cluster_arrive_release();

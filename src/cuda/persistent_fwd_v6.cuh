@@ -182,11 +182,9 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
   float xv = load_x(0);
   // bar[1] receives h_0 (pushed at step 0), bar[0] h_1; pushes happen at steps 0 .. T-2.
   if (tid == 0) {
-    mbar_init(&bar[0], 1);
-    mbar_init(&bar[1], 1);
+    mbar_pair_init(bar);
     fence_mbar_init_cluster();
-    if (T >= 2) mbar_arrive_expect_tx(&bar[1], kStepBytes);
-    if (T >= 3) mbar_arrive_expect_tx(&bar[0], kStepBytes);
+    mbar_pair_arm(bar, 1, T - 1, [](int) { return kStepBytes; });
   }
   // Every CTA of the cluster has started, initialised hs and its mbarriers before anyone pushes into it.
   cluster_arrive_release();
