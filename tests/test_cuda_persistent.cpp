@@ -131,25 +131,33 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
     // The forward's kernel (developer switches read at every call; persistent_algo.cu): v6 (small-batch tiles) where
     // it takes the problem, v4 with OPENRNN_PERSIST_V6=0, and for 16-bit LSTM / GRU the tensor-core v7 forced, in
     // each of its block shapes (a shape whose blocks cannot all be co-resident falls back to v4/v6), and each v6
-    // shape (clusters x columns; one that does not take the problem in one wave falls back to v4 / v7).
+    // shape (clusters x columns; one that does not take the problem in one wave falls back to v4 / v7), and the
+    // 16-bit tensor-core cluster kernel v9 by the default rule, forced, and forced to each tile size (a tile that does
+    // not take the problem in one wave falls back to the others).
     struct Env {
-      const char *v6, *v7, *shape, *v6shape;
+      const char *v6, *v7, *shape, *v6shape, *v9, *v9nbs;
     };
-    const Env envs[] = {{"1", "0", "", ""},     {"0", "0", "", ""},      {"1", "1", "", ""},
-                        {"1", "1", "64x8", ""}, {"1", "1", "128x8", ""}, {"1", "1", "128x16", ""},
-                        {"1", "0", "", "8x2"},  {"1", "0", "", "16x2"}, {"1", "0", "", "4x2"},
-                        {"1", "0", "", "8x4"},  {"1", "0", "", "16x4"}};
+    const Env envs[] = {{"1", "0", "", "", "0", ""},       {"0", "0", "", "", "0", ""},
+                        {"1", "1", "", "", "0", ""},       {"1", "1", "64x8", "", "0", ""},
+                        {"1", "1", "128x8", "", "0", ""},  {"1", "1", "128x16", "", "0", ""},
+                        {"1", "0", "", "8x2", "", ""},     {"1", "0", "", "16x2", "", ""},
+                        {"1", "0", "", "4x2", "", ""},     {"1", "0", "", "8x4", "", ""},
+                        {"1", "0", "", "16x4", "", ""},    {"1", "0", "", "", "", ""},
+                        {"1", "0", "", "", "1", "4"},      {"1", "0", "", "", "1", "8"},
+                        {"1", "0", "", "", "1", "16"}};
     for (const Env& env : envs) {
-      if (v.dt == OPENRNN_DATA_FLOAT && std::string(env.v7) == "1") continue;
+      if (v.dt == OPENRNN_DATA_FLOAT && (std::string(env.v7) == "1" || std::string(env.v9) == "1")) continue;
       const std::string v6s = env.v6shape;
       if (v.dt == OPENRNN_DATA_FLOAT && (v6s == "16x2" || v6s == "4x2" || v6s == "8x4" || v6s == "16x4"))
         continue;  // 16-bit only
       SCOPED_TRACE(std::string("OPENRNN_PERSIST_V6=") + env.v6 + " V7=" + env.v7 + " V7_SHAPE=" + env.shape +
-                   " V6_SHAPE=" + env.v6shape);
+                   " V6_SHAPE=" + env.v6shape + " V9=" + env.v9 + " V9_NBS=" + env.v9nbs);
       setenv("OPENRNN_PERSIST_V6", env.v6, 1);
       setenv("OPENRNN_PERSIST_V7", env.v7, 1);
       setenv("OPENRNN_PERSIST_V7_SHAPE", env.shape, 1);
       setenv("OPENRNN_PERSIST_V6_SHAPE", env.v6shape, 1);
+      setenv("OPENRNN_PERSIST_V9", env.v9, 1);
+      setenv("OPENRNN_PERSIST_V9_NBS", env.v9nbs, 1);
       const Outputs o = run_api(h_, pr, in, OPENRNN_FWD_TRAINING, true);
       EXPECT_LE(rel_err(o.y, ref.y), bound(s.y, ref.y, v.fwd_tol)) << v.name << " y";
       EXPECT_LE(rel_err(o.hy, ref.hy), bound(s.hy, ref.hy, v.fwd_tol)) << v.name << " hy";
@@ -178,6 +186,8 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
     unsetenv("OPENRNN_PERSIST_V7");
     unsetenv("OPENRNN_PERSIST_V7_SHAPE");
     unsetenv("OPENRNN_PERSIST_V6_SHAPE");
+    unsetenv("OPENRNN_PERSIST_V9");
+    unsetenv("OPENRNN_PERSIST_V9_NBS");
   }
 }
 

@@ -57,6 +57,8 @@ const std::vector<std::unique_ptr<Kernel>>& all_kernels() {
     persist::add_kernels_v6_f16(v);
     persist::add_kernels_v7_bf16(v);
     persist::add_kernels_v7_f16(v);
+    persist::add_kernels_v9_bf16(v);
+    persist::add_kernels_v9_f16(v);
     return v;
   }();
   return k;
@@ -94,6 +96,15 @@ V6Shape v6_shape_forced() {
   if (!e || std::sscanf(e, "%dx%d", &s.c, &s.bc) != 2) return V6Shape{};
   return s;
 }
+// OPENRNN_PERSIST_V9 (developer switch, read at every call): "0" the forward never takes the v9 tensor-core cluster
+// kernel, "1" takes it first wherever a tile fits in one wave; OPENRNN_PERSIST_V9_NBS=n: only tiles of n sequences.
+int persist_v9_mode() { return env_switch01("OPENRNN_PERSIST_V9"); }
+int v9_nbs_forced() {
+  const char* e = std::getenv("OPENRNN_PERSIST_V9_NBS");
+  int n = 0;
+  return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
+}
+
 // Where v7 runs by default (docs/performance.md, "PERSISTENT v7"; H100, float16/bfloat16 inference, µs/step, v4 ->
 // v7): B >= 16. B = 64: 3.9-9.9 -> 2.8-5.4 at H <= 512, 28.1-28.9 -> 11.3-11.9 at H = 1024; B = 256 H = 256
 // 8.4-10.3 -> 5.4-5.5; B = 16 H = 1024 8.3-8.6 -> 5.6-6.0. At B = 16 with H <= 512 the two are within 3%.
@@ -116,8 +127,12 @@ Plan cached_plan(const cudaDeviceProp& prop, const K* k, int B, int D) {
   return it->second;
 }
 
-// Which compiled configuration runs. First the v6 small-batch kernel (persistent_fwd_v6.cuh), narrowest tile first,
-// when every batch tile gets its own cluster at once (waves == 1: B <= clusters per direction x BC); then v4
+// Which compiled configuration runs. First, for 16-bit LSTM / GRU at H <= 512, the tensor-core cluster kernel v9
+// (persistent_fwd_v9.cuh), smallest tile first, when every tile gets its own cluster at once (H100: B <= ~224 at
+// H = 256, ~112 at H = 512; docs/performance.md, "PERSISTENT v9": faster than v6 / v7 on every such row measured
+// but one tie within 2%, LSTM bfloat16 B = 2 H = 256); then the v6 small-batch kernel (persistent_fwd_v6.cuh),
+// narrowest tile first, when every batch tile gets its own cluster at once (waves == 1: B <= clusters per direction
+// x BC); then v4
 // (dev/lab/README.md, v3 timings): small batches take the one-column chunk (BC = 1: no padded FMAs), larger
 // batches the wide chunk; cluster mode before grid mode (no global round trip per step); grid mode for H = 1024,
 // whose W_hh does not fit in one cluster. The first candidate whose plan fits runs.
@@ -127,6 +142,7 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   const bool v6 = !persist_v6_disabled();
   const int v7mode = persist_v7_mode();
   const V6Shape v6f = v6_shape_forced();
+  const int v9mode = persist_v9_mode(), v9nbs = v9_nbs_forced();
   const bool v7 = v7mode != 0 && (dt == OPENRNN_DATA_HALF || dt == OPENRNN_DATA_BFLOAT16) && H_ % 8 == 0 &&
                   (v7mode == 1 || v7_preferred(B, H_));
   std::vector<const Kernel*> cand;
@@ -139,17 +155,21 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
       if (v6f.c == 0 && k->cluster() == 4 && B > 48) continue;
     }
     if (k->version() == 7 && !(v7 && v7_shape_allowed(k.get()))) continue;
+    // v9: not while a v6 shape is forced (unless v9 is forced too)
+    if (k->version() == 9 && (v9mode == 0 || (v9nbs > 0 && k->bc() != v9nbs) || (v6f.c > 0 && v9mode != 1)))
+      continue;
     cand.push_back(k.get());
   }
   // v3 bench: BC=1 is fastest up to B=4 in cluster mode and up to B=2 in grid mode (H=1024, B=4: BC=8 5.96 vs BC=1
   // 6.94 µs/step); wider chunks from there on. Cluster before grid (grid mode only wins at H=512, B>=64 for LSTM, by
   // <10% at B=64; AUTO does not pick v4 at B=256, H=512).
-  // v7: before v6 when forced, else after it (v6 fits B <= ~30 at H = 256 and ~14 at H = 512; in 16 bits B <= ~60 at
-  // H = 256 with four-column tiles, and for GRU B <= 28 at H = 512).
+  // v9: first (a forced v7 still goes before it). v7: before v6 when forced, else after it (v6 fits B <= ~30 at
+  // H = 256 and ~14 at H = 512; in 16 bits B <= ~60 at H = 256 with four-column tiles, and for GRU B <= 28 at H = 512).
   // Smallest MB first (most blocks; measured best wherever it fits), UB = 16 last, except first from 2B*H >= 262144
   // (B = 256 H = 512, H200: 10.1 against 12.2 µs/step for 128x8: half the state traffic through L2).
   const bool big = 2LL * B * H_ >= 262144;
-  auto rank = [B, v7mode, big](const Kernel* k) {
+  auto rank = [B, v7mode, v9mode, big](const Kernel* k) {
+    if (k->version() == 9) return (v9mode == 1 ? -300 : -150) + k->bc();
     if (k->version() == 7)
       return (v7mode == 1 ? -200 : -50) + k->bc() / 16 + (k->ub() == 16 ? (big ? -5 : 10) : 0);
     if (k->version() == 6) return -100 + k->bc();
@@ -162,7 +182,7 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   std::stable_sort(cand.begin(), cand.end(), [&](const Kernel* a, const Kernel* b) { return rank(a) < rank(b); });
   for (const Kernel* k : cand) {
     const Plan pl = cached_plan(prop, k, B, D);
-    if (pl.ok && (k->version() != 6 || pl.waves == 1)) {
+    if (pl.ok && ((k->version() != 6 && k->version() != 9) || pl.waves == 1)) {
       ch.k = k;
       ch.plan = pl;
       return ch;

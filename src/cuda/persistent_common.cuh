@@ -256,6 +256,13 @@ __device__ __forceinline__ void st_async_f32(uint32_t addr, float v, uint32_t ba
                "r"(__float_as_uint(v)), "r"(bar)
                : "memory");
 }
+// 16 bytes (addr 16-byte aligned), completing 16 bytes on the peer's mbarrier (persistent_fwd_v9.cuh).
+__device__ __forceinline__ void st_async_v4(uint32_t addr, uint4 v, uint32_t bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
+                   addr),
+               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(bar)
+               : "memory");
+}
 
 // Two alternating mbarriers of one exchange (one arrival per phase; push j of the launch lands on
 // bar[(first + j) & 1]).

@@ -17,6 +17,9 @@
 // 16-bit LSTM/GRU at larger batches (persistent_fwd_v7.cuh, tensor cores): each block holds G*UB rows of W_hh in
 // shared memory (UB = 8 or 16 units; LSTM H = 1024 UB = 8: 68 KB), a group of H/UB blocks per MB rows of the split
 // state, every block of both directions co-resident (cooperative launch; 1-2 blocks per SM).
+// 16-bit LSTM/GRU at H <= 512 on tensor cores in clusters (persistent_fwd_v9.cuh): v6's cluster and slice (32 units
+// per CTA, clusters of 8 / 16), W_hh held in registers as mma fragments (64 per thread at H = 512), tiles of 4, 8 or
+// 16 sequences per cluster (the split state of the tile in shared memory, double-buffered).
 // GRU reset-before: the cluster configurations only (H <= 512; its second exchange per step, r * h before W_hn, would
 // be a second grid round trip at H = 1024), each CTA holding one more exchange buffer (forward [rows][H], backward
 // [rows][G*H] float32), so its batch tiles are smaller than GRU's.
@@ -82,10 +85,11 @@ class Kernel {
   virtual bool grid_mode() const = 0;
   // 4: persist_fwd_v4_kernel (any batch, cluster or grid mode); 6: persist_fwd_v6_kernel (cluster mode, one tile
   // of at most bc() columns per cluster: the small-batch kernel); 7: persist_fwd_v7_kernel (16-bit tensor cores,
-  // grid mode, blocks of bc() sequences x ub() units).
+  // grid mode, blocks of bc() sequences x ub() units); 9: persist_fwd_v9_kernel (16-bit tensor cores, cluster mode,
+  // one tile of bc() sequences per cluster).
   virtual int version() const { return 4; }
   virtual int ub() const { return 0; }
-  // v6: the cluster size its units are spread over (H/C units per CTA); 0 elsewhere.
+  // v6 / v9: the cluster size its units are spread over (H/C units per CTA); 0 elsewhere.
   virtual int cluster() const { return 0; }
   virtual std::string name() const = 0;
   virtual Plan plan(const cudaDeviceProp& prop, int B, int D) const = 0;
@@ -142,6 +146,8 @@ void add_kernels_v6_bf16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_v6_f16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_v7_bf16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_v7_f16(std::vector<std::unique_ptr<Kernel>>& k);
+void add_kernels_v9_bf16(std::vector<std::unique_ptr<Kernel>>& k);
+void add_kernels_v9_f16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_bwd_kernels_f32(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_bf16(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_f16(std::vector<std::unique_ptr<BwdKernel>>& k);

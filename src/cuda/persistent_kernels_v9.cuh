@@ -1,0 +1,86 @@
+// persist_fwd_v9_kernel instantiations behind the Kernel interface (persistent_plan.h): cluster planning (one batch
+// tile of NBS sequences per cluster) and the cluster launch. Included by persistent_v9_{bf16,f16}.cu only.
+#pragma once
+
+#include <cstdint>
+
+#include "persistent_fwd_v9.cuh"
+#include "persistent_kernels.cuh"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+
+template <int CELL, typename TW, int H_, int C_, int NBS>
+class KernelV9Impl final : public Kernel {
+  using Cfg = FwdConfigV9<CELL, H_, C_, NBS>;
+  static const void* kfn(bool train) {
+    return train ? reinterpret_cast<const void*>(&persist_fwd_v9_kernel<CELL, TW, H_, C_, NBS, true>)
+                 : reinterpret_cast<const void*>(&persist_fwd_v9_kernel<CELL, TW, H_, C_, NBS, false>);
+  }
+
+ public:
+  openrnn_cell cell() const override { return api_cell(CELL); }
+  openrnn_data_type dtype() const override { return DTypeOf<TW>::v; }
+  int H() const override { return H_; }
+  int bc() const override { return NBS; }
+  bool grid_mode() const override { return false; }
+  int version() const override { return 9; }
+  int cluster() const override { return C_; }
+  std::string name() const override {
+    char b[96];
+    snprintf(b, sizeof b, "v9_H%d_cluster%d_nbs%d", H_, C_, NBS);
+    return b;
+  }
+
+  // A tile holds at most NBS sequences (larger tiles "do not fit"), any number up to that (granularity 1): B is
+  // spread over every cluster that runs at once (the exchange bytes per step grow with the sequences of a tile).
+  Plan plan(const cudaDeviceProp& prop, int B, int D) const override {
+    const void* fns[2] = {kfn(false), kfn(true)};
+    const double wmb = double(Cfg::G) * H_ * H_ * sizeof(TW) / (1 << 20);
+    return plan_cluster(prop, B, D, C_, 1, Cfg::NT, fns, 2,
+                        [](int bt) { return bt <= NBS ? Cfg::smem_bytes() : SIZE_MAX; }, H_, wmb);
+  }
+
+  void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
+    const FwdParams<TW> p = fwd_params<TW>(a, pl, H_);
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(C_ * pl.groups, a.D, 1);
+    cfg.blockDim = dim3(Cfg::NT, 1, 1);
+    cfg.dynamicSmemBytes = pl.smem;
+    cfg.stream = s;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = C_;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    if (a.rs_acts[0])
+      OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_fwd_v9_kernel<CELL, TW, H_, C_, NBS, true>, p));
+    else
+      OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_fwd_v9_kernel<CELL, TW, H_, C_, NBS, false>, p));
+  }
+};
+
+// The v9 configuration set per 16-bit storage type: LSTM and GRU at H = 256 (clusters of 8) and H = 512 (clusters of
+// 16), tiles of 4, 8 and 16 sequences (one, two or four n8 tiles of split state rows).
+template <typename TW>
+void add_kernels_v9(std::vector<std::unique_ptr<Kernel>>& v) {
+  v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 4>());
+  v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 8>());
+  v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 16>());
+  v.emplace_back(new KernelV9Impl<LSTM, TW, 512, 16, 4>());
+  v.emplace_back(new KernelV9Impl<LSTM, TW, 512, 16, 8>());
+  v.emplace_back(new KernelV9Impl<LSTM, TW, 512, 16, 16>());
+  v.emplace_back(new KernelV9Impl<GRU, TW, 256, 8, 4>());
+  v.emplace_back(new KernelV9Impl<GRU, TW, 256, 8, 8>());
+  v.emplace_back(new KernelV9Impl<GRU, TW, 256, 8, 16>());
+  v.emplace_back(new KernelV9Impl<GRU, TW, 512, 16, 4>());
+  v.emplace_back(new KernelV9Impl<GRU, TW, 512, 16, 8>());
+  v.emplace_back(new KernelV9Impl<GRU, TW, 512, 16, 16>());
+}
+
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn

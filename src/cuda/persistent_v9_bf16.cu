@@ -1,0 +1,10 @@
+// PERSISTENT v9 (tensor-core cluster) kernels for __nv_bfloat16 storage (one file per type so they compile in parallel).
+#include "persistent_kernels_v9.cuh"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+void add_kernels_v9_bf16(std::vector<std::unique_ptr<Kernel>>& k) { add_kernels_v9<__nv_bfloat16>(k); }
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn
