@@ -66,19 +66,7 @@ class BwdKernelImpl final : public BwdKernel {
   }
   void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
     const BwdParams<TW> p = bwd_params<TW>(a, pl);
-    cudaLaunchConfig_t cfg = {};
-    cfg.blockDim = dim3(Cfg::NT, 1, 1);
-    cfg.dynamicSmemBytes = pl.smem;
-    cfg.stream = s;
-    cfg.gridDim = dim3(C * pl.groups, a.D, 1);
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = C;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_bwd_kernel<CELL, TW, H_, C, KREG, BC>, p));
+    launch_persistent(persist_bwd_kernel<CELL, TW, H_, C, KREG, BC>, p, C * pl.groups, a.D, Cfg::NT, pl.smem, C, s);
   }
 };
 
@@ -137,17 +125,7 @@ class BwdGridKernelImpl final : public BwdKernel {
   void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
     const BwdParams<TW> p = bwd_params<TW>(a, pl);
     for (int i = 0; i < a.D; ++i) OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.counter[i], 0, sizeof(unsigned), s));
-    cudaLaunchConfig_t cfg = {};
-    cfg.blockDim = dim3(Cfg::NT, 1, 1);
-    cfg.dynamicSmemBytes = pl.smem;
-    cfg.stream = s;
-    cfg.gridDim = dim3(Cfg::C, a.D, 1);
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeCooperative;
-    at[0].val.cooperative = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_bwd_grid_kernel<CELL, TW, H_, U, KREG>, p));
+    launch_persistent(persist_bwd_grid_kernel<CELL, TW, H_, U, KREG>, p, Cfg::C, a.D, Cfg::NT, pl.smem, 0, s);
   }
 };
 

@@ -105,6 +105,32 @@ Plan plan_cluster(const cudaDeviceProp& prop, int B, int D, int C, int BC, int N
   return pl;
 }
 
+// One launch of a persistent kernel on stream s: grid (nx, D) of nt-thread CTAs with smem bytes of dynamic shared
+// memory, in clusters of `cluster` CTAs along x, or cooperative (cluster = 0: grid mode, every CTA co-resident or the
+// launch fails; never a deadlock). P: the kernel's parameter block, passed by value.
+template <typename P>
+void launch_persistent(void (*kernel)(P), const P& p, int nx, int D, int nt, size_t smem, int cluster,
+                       cudaStream_t s) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(nx, D, 1);
+  cfg.blockDim = dim3(nt, 1, 1);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cudaLaunchAttribute at[1];
+  if (cluster > 0) {
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = cluster;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+  } else {
+    at[0].id = cudaLaunchAttributeCooperative;
+    at[0].val.cooperative = 1;
+  }
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, p));
+}
+
 // The kernel parameter block of one layer's launch (v4 and v6 take the same one).
 template <typename TW>
 FwdParams<TW> fwd_params(const LaunchArgs& a, const Plan& pl, int H) {
@@ -219,32 +245,12 @@ class KernelImpl final : public Kernel {
 
   void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
     const FwdParams<TW> p = fwd_params<TW>(a, pl, Cfg::H);
-    cudaLaunchConfig_t cfg = {};
-    cfg.blockDim = dim3(Cfg::NT, 1, 1);
-    cfg.dynamicSmemBytes = pl.smem;
-    cfg.stream = s;
-    cudaLaunchAttribute at[1];
-    if (GRID) {
+    if (GRID)
       for (int i = 0; i < a.D; ++i)
         OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.flags[i], 0, sizeof(unsigned) * kMaxGroups, s));
-      cfg.gridDim = dim3(pl.C * pl.groups, a.D, 1);
-      at[0].id = cudaLaunchAttributeCooperative;
-      at[0].val.cooperative = 1;
-    } else {
-      cfg.gridDim = dim3(pl.C * pl.groups, a.D, 1);
-      at[0].id = cudaLaunchAttributeClusterDimension;
-      at[0].val.clusterDim.x = pl.C;
-      at[0].val.clusterDim.y = 1;
-      at[0].val.clusterDim.z = 1;
-    }
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    if (a.rs_acts[0])
-      OPENRNN_CUDA_CHECK(
-          cudaLaunchKernelEx(&cfg, persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID, true>, p));
-    else
-      OPENRNN_CUDA_CHECK(
-          cudaLaunchKernelEx(&cfg, persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID, false>, p));
+    launch_persistent(a.rs_acts[0] ? persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID, true>
+                                   : persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID, false>,
+                      p, pl.C * pl.groups, a.D, Cfg::NT, pl.smem, GRID ? 0 : pl.C, s);
   }
 };
 

@@ -79,22 +79,11 @@ class KernelV7Impl final : public Kernel {
   void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
     FwdParams<TW> p = fwd_params<TW>(a, pl, Hc_);
     p.C = (a.Hr + UB - 1) / UB;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(p.C * pl.groups, a.D, 1);
-    cfg.blockDim = dim3(Cfg::NT, 1, 1);
-    cfg.dynamicSmemBytes = Cfg::smem_bytes(a.Hr);
-    cfg.stream = s;
     for (int i = 0; i < a.D; ++i)
       OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.flags[i], 0, sizeof(unsigned) * kMaxGroups, s));
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeCooperative;
-    at[0].val.cooperative = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    if (a.rs_acts[0])
-      OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_fwd_v7_kernel<CELL, TW, MB, UB, true>, p));
-    else
-      OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_fwd_v7_kernel<CELL, TW, MB, UB, false>, p));
+    launch_persistent(a.rs_acts[0] ? persist_fwd_v7_kernel<CELL, TW, MB, UB, true>
+                                   : persist_fwd_v7_kernel<CELL, TW, MB, UB, false>,
+                      p, p.C * pl.groups, a.D, Cfg::NT, Cfg::smem_bytes(a.Hr), 0, s);
   }
 
  private:

@@ -44,22 +44,9 @@ class KernelV9Impl final : public Kernel {
 
   void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
     const FwdParams<TW> p = fwd_params<TW>(a, pl, H_);
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(C_ * pl.groups, a.D, 1);
-    cfg.blockDim = dim3(Cfg::NT, 1, 1);
-    cfg.dynamicSmemBytes = pl.smem;
-    cfg.stream = s;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = C_;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    if (a.rs_acts[0])
-      OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_fwd_v9_kernel<CELL, TW, H_, C_, NBS, true>, p));
-    else
-      OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, persist_fwd_v9_kernel<CELL, TW, H_, C_, NBS, false>, p));
+    launch_persistent(a.rs_acts[0] ? persist_fwd_v9_kernel<CELL, TW, H_, C_, NBS, true>
+                                   : persist_fwd_v9_kernel<CELL, TW, H_, C_, NBS, false>,
+                      p, C_ * pl.groups, a.D, Cfg::NT, pl.smem, C_, s);
   }
 };
 
