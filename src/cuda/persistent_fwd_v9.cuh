@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(FwdConfigV9<CELL, H_, C_, NBS>::NT, 1) persist
     }
 
     // 3. product: this warp's MT m-tiles x its k range x all N state rows. (All NTL n8 tiles, even those past the
-    // tile's nb sequences: skipping them behind a run-time test cost 0.1-0.4 µs/step more than it saved, session 13.)
+    // tile's nb sequences: skipping them behind a run-time test cost up to 0.4 µs/step more than it saved, session 13.)
     {
       const TW* hc = hb + (t & 1) * N * LDH;
       float acc[AS][MT][NTL][4];
@@ -241,7 +241,7 @@ __global__ void __launch_bounds__(FwdConfigV9<CELL, H_, C_, NBS>::NT, 1) persist
           for (int j = 0; j < NTL; ++j)
             mma::mma16816<TW>(acc[kk % AS][i][j], wa[i][kk], bf[j][0], bf[j][1]);
       }
-      // hi + lo (columns 2s, 2s+1 of one thread), then the accumulator sets, into part[ks][s][row]
+      // hi + lo (columns 2s, 2s+1 of one thread), then the accumulator sets, into part[t&1][ks][s][row]
 #pragma unroll
       for (int i = 0; i < MT; ++i)
 #pragma unroll
