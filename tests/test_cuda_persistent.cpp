@@ -23,7 +23,29 @@ namespace {
 struct PCase {
   std::string name;
   Problem pr;
+  // Only some kernels take the problem (e.g. both directions at H = 1024 in 16 bits: v10 alone): an environment
+  // whose forward PERSISTENT refuses is skipped, but at least one must run.
+  bool refusable = false;
 };
+
+// Whether PERSISTENT takes the problem (training) in the current environment (the developer switches).
+bool persistent_takes(openrnn_handle_t h, const Problem& pr, openrnn_data_type dt, std::string* why) {
+  openrnn_rnn_desc_t rnn = nullptr;
+  openrnn_seq_desc_t xd = nullptr;
+  openrnn_rnn_config cfg = pr.cfg;
+  cfg.data_type = dt;
+  int supported = 0;
+  char reason[512] = {0};
+  if (openrnn_create_rnn_desc(&rnn, &cfg) == OPENRNN_STATUS_SUCCESS &&
+      openrnn_create_seq_desc(&xd, dt, pr.layout, pr.T, pr.B, cfg.input_size,
+                              pr.lengths.empty() ? nullptr : pr.lengths.data(), pr.fill) == OPENRNN_STATUS_SUCCESS)
+    openrnn_query_algo(h, rnn, OPENRNN_FWD_TRAINING, xd, OPENRNN_ALGO_PERSISTENT, &supported, nullptr, reason,
+                       sizeof(reason));
+  if (xd) openrnn_destroy_seq_desc(xd);
+  if (rnn) openrnn_destroy_rnn_desc(rnn);
+  *why = reason;
+  return supported != 0;
+}
 
 PCase make(const char* name, openrnn_cell cell, int I, int H, int L, bool bidir, int T, int B, bool ragged) {
   PCase c;
@@ -60,6 +82,12 @@ std::vector<PCase> cases() {
   // 16 at a padded hidden size (1000 runs on the compiled 1024) with ragged lengths.
   v.push_back(make("lstm_H1024_B3_ragged", OPENRNN_CELL_LSTM, 12, 1024, 1, false, 6, 3, true));
   v.push_back(make("gru_H1000_B16_ragged", OPENRNN_CELL_GRU, 8, 1000, 1, false, 5, 16, true));
+  // The tensor-core v10 at H = 1024 (16-bit LSTM / GRU, B <= 16 per group): a full LSTM tile of 16, GRU over two
+  // groups (B = 30: tiles of 15) and both directions (one group of 64 CTAs each).
+  v.push_back(make("lstm_H1024_B16_ragged", OPENRNN_CELL_LSTM, 8, 1024, 1, false, 5, 16, true));
+  v.push_back(make("gru_H1024_B30_ragged", OPENRNN_CELL_GRU, 8, 1024, 1, false, 4, 30, true));
+  v.push_back(make("gru_H1024_B5_bidir_ragged", OPENRNN_CELL_GRU, 8, 1024, 1, true, 5, 5, true));
+  v.back().refusable = true;
   // More sequences than clusters of one column (session 11): v6's two-column tiles (H = 512: 16-bit only).
   v.push_back(make("lstm_H256_B18_ragged", OPENRNN_CELL_LSTM, 8, 256, 1, false, 5, 18, true));
   v.push_back(make("gru_H512_B12_ragged", OPENRNN_CELL_GRU, 8, 512, 1, false, 4, 12, true));
@@ -135,29 +163,46 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
     // 16-bit tensor-core cluster kernel v9 by the default rule, forced, and forced to each tile size (a tile that does
     // not take the problem in one wave falls back to the others).
     struct Env {
-      const char *v6, *v7, *shape, *v6shape, *v9, *v9nbs;
+      const char *v6, *v7, *shape, *v6shape, *v9, *v9nbs, *v10, *v10nbs;
     };
-    const Env envs[] = {{"1", "0", "", "", "0", ""},       {"0", "0", "", "", "0", ""},
-                        {"1", "1", "", "", "0", ""},       {"1", "1", "64x8", "", "0", ""},
-                        {"1", "1", "128x8", "", "0", ""},  {"1", "1", "128x16", "", "0", ""},
-                        {"1", "0", "", "8x2", "", ""},     {"1", "0", "", "16x2", "", ""},
-                        {"1", "0", "", "4x2", "", ""},     {"1", "0", "", "8x4", "", ""},
-                        {"1", "0", "", "16x4", "", ""},    {"1", "0", "", "", "", ""},
-                        {"1", "0", "", "", "1", "4"},      {"1", "0", "", "", "1", "8"},
-                        {"1", "0", "", "", "1", "16"}};
+    const Env envs[] = {{"1", "0", "", "", "0", "", "0", ""},       {"0", "0", "", "", "0", "", "0", ""},
+                        {"1", "1", "", "", "0", "", "", ""},        {"1", "1", "64x8", "", "0", "", "", ""},
+                        {"1", "1", "128x8", "", "0", "", "", ""},   {"1", "1", "128x16", "", "0", "", "", ""},
+                        {"1", "0", "", "8x2", "", "", "", ""},      {"1", "0", "", "16x2", "", "", "", ""},
+                        {"1", "0", "", "4x2", "", "", "", ""},      {"1", "0", "", "8x4", "", "", "", ""},
+                        {"1", "0", "", "16x4", "", "", "", ""},     {"1", "0", "", "", "", "", "", ""},
+                        {"1", "0", "", "", "1", "4", "", ""},       {"1", "0", "", "", "1", "8", "", ""},
+                        {"1", "0", "", "", "1", "16", "", ""},      {"1", "0", "", "", "", "", "1", ""},
+                        {"1", "0", "", "", "", "", "1", "4"},       {"1", "0", "", "", "", "", "1", "8"},
+                        {"1", "0", "", "", "", "", "1", "16"}};
+    int ran = 0;
     for (const Env& env : envs) {
-      if (v.dt == OPENRNN_DATA_FLOAT && (std::string(env.v7) == "1" || std::string(env.v9) == "1")) continue;
+      if (v.dt == OPENRNN_DATA_FLOAT &&
+          (std::string(env.v7) == "1" || std::string(env.v9) == "1" || std::string(env.v10) == "1"))
+        continue;
+      if (std::string(env.v10) == "1" && pr.cfg.hidden_size <= 512) continue;  // v10 is H = 1024 only
       const std::string v6s = env.v6shape;
       if (v.dt == OPENRNN_DATA_FLOAT && (v6s == "16x2" || v6s == "4x2" || v6s == "8x4" || v6s == "16x4"))
         continue;  // 16-bit only
       SCOPED_TRACE(std::string("OPENRNN_PERSIST_V6=") + env.v6 + " V7=" + env.v7 + " V7_SHAPE=" + env.shape +
-                   " V6_SHAPE=" + env.v6shape + " V9=" + env.v9 + " V9_NBS=" + env.v9nbs);
+                   " V6_SHAPE=" + env.v6shape + " V9=" + env.v9 + " V9_NBS=" + env.v9nbs + " V10=" + env.v10 +
+                   " V10_NBS=" + env.v10nbs);
       setenv("OPENRNN_PERSIST_V6", env.v6, 1);
       setenv("OPENRNN_PERSIST_V7", env.v7, 1);
       setenv("OPENRNN_PERSIST_V7_SHAPE", env.shape, 1);
       setenv("OPENRNN_PERSIST_V6_SHAPE", env.v6shape, 1);
       setenv("OPENRNN_PERSIST_V9", env.v9, 1);
       setenv("OPENRNN_PERSIST_V9_NBS", env.v9nbs, 1);
+      setenv("OPENRNN_PERSIST_V10", env.v10, 1);
+      setenv("OPENRNN_PERSIST_V10_NBS", env.v10nbs, 1);
+      if (GetParam().refusable) {
+        std::string why;
+        if (!persistent_takes(h_, pr, v.dt, &why)) {
+          std::printf("  %s: PERSISTENT refuses in this environment (%s)\n", v.name, why.c_str());
+          continue;
+        }
+        ++ran;
+      }
       const Outputs o = run_api(h_, pr, in, OPENRNN_FWD_TRAINING, true);
       EXPECT_LE(rel_err(o.y, ref.y), bound(s.y, ref.y, v.fwd_tol)) << v.name << " y";
       EXPECT_LE(rel_err(o.hy, ref.hy), bound(s.hy, ref.hy, v.fwd_tol)) << v.name << " hy";
@@ -182,12 +227,15 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
                   bitwise_equal(o.dhx, o2.dhx) && bitwise_equal(o.dw, o2.dw))
           << v.name << ": two runs differ";
     }
+    if (GetParam().refusable && v.dt != OPENRNN_DATA_FLOAT) EXPECT_GT(ran, 0) << v.name << ": no kernel took the case";
     unsetenv("OPENRNN_PERSIST_V6");
     unsetenv("OPENRNN_PERSIST_V7");
     unsetenv("OPENRNN_PERSIST_V7_SHAPE");
     unsetenv("OPENRNN_PERSIST_V6_SHAPE");
     unsetenv("OPENRNN_PERSIST_V9");
     unsetenv("OPENRNN_PERSIST_V9_NBS");
+    unsetenv("OPENRNN_PERSIST_V10");
+    unsetenv("OPENRNN_PERSIST_V10_NBS");
   }
 }
 

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 #include <memory>
 #include <string>
@@ -59,6 +60,8 @@ const std::vector<std::unique_ptr<Kernel>>& all_kernels() {
     persist::add_kernels_v7_f16(v);
     persist::add_kernels_v9_bf16(v);
     persist::add_kernels_v9_f16(v);
+    persist::add_kernels_v10_bf16(v);
+    persist::add_kernels_v10_f16(v);
     return v;
   }();
   return k;
@@ -105,6 +108,21 @@ int v9_nbs_forced() {
   return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
 }
 
+// OPENRNN_PERSIST_V10 (developer switch, read at every call): "0" the forward never takes the v10 tensor-core kernel
+// for H = 1024, "1" takes it first wherever its plan fits; OPENRNN_PERSIST_V10_NBS=n: only tiles of n sequences.
+int persist_v10_mode() { return env_switch01("OPENRNN_PERSIST_V10"); }
+int v10_nbs_forced() {
+  const char* e = std::getenv("OPENRNN_PERSIST_V10_NBS");
+  int n = 0;
+  return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
+}
+// OPENRNN_PERSIST_V10_UB=n (tuning): only v10 configurations of n units per CTA.
+int v10_ub_forced() {
+  const char* e = std::getenv("OPENRNN_PERSIST_V10_UB");
+  int n = 0;
+  return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
+}
+
 // Where v7 runs by default (docs/performance.md, "PERSISTENT v7"; H100, float16/bfloat16 inference, µs/step, v4 ->
 // v7): B >= 16. B = 64: 3.9-9.9 -> 2.8-5.4 at H <= 512, 28.1-28.9 -> 11.3-11.9 at H = 1024; B = 256 H = 256
 // 8.4-10.3 -> 5.4-5.5; B = 16 H = 1024 8.3-8.6 -> 5.6-6.0. At B = 16 with H <= 512 the two are within 3%.
@@ -143,6 +161,7 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   const int v7mode = persist_v7_mode();
   const V6Shape v6f = v6_shape_forced();
   const int v9mode = persist_v9_mode(), v9nbs = v9_nbs_forced();
+  const int v10mode = persist_v10_mode(), v10nbs = v10_nbs_forced(), v10ub = v10_ub_forced();
   const bool v7 = v7mode != 0 && (dt == OPENRNN_DATA_HALF || dt == OPENRNN_DATA_BFLOAT16) && H_ % 8 == 0 &&
                   (v7mode == 1 || v7_preferred(B, H_));
   std::vector<const Kernel*> cand;
@@ -158,6 +177,10 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
     // v9: not while a v6 shape is forced (unless v9 is forced too)
     if (k->version() == 9 && (v9mode == 0 || (v9nbs > 0 && k->bc() != v9nbs) || (v6f.c > 0 && v9mode != 1)))
       continue;
+    // v10: the same, and only where the bulk-copy rows are whole 16-byte chunks
+    if (k->version() == 10 && (v10mode == 0 || (v10nbs > 0 && k->bc() != v10nbs) || (v10ub > 0 && k->ub() != v10ub) ||
+                               (v6f.c > 0 && v10mode != 1) || H_ % 8 != 0))
+      continue;
     cand.push_back(k.get());
   }
   // v3 bench: BC=1 is fastest up to B=4 in cluster mode and up to B=2 in grid mode (H=1024, B=4: BC=8 5.96 vs BC=1
@@ -168,8 +191,9 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   // Smallest MB first (most blocks; measured best wherever it fits), UB = 16 last, except first from 2B*H >= 262144
   // (B = 256 H = 512, H200: 10.1 against 12.2 µs/step for 128x8: half the state traffic through L2).
   const bool big = 2LL * B * H_ >= 262144;
-  auto rank = [B, v7mode, v9mode, big](const Kernel* k) {
+  auto rank = [B, v7mode, v9mode, v10mode, big](const Kernel* k) {
     if (k->version() == 9) return (v9mode == 1 ? -300 : -150) + k->bc();
+    if (k->version() == 10) return (v10mode == 1 ? -300 : -150) + k->bc();
     if (k->version() == 7)
       return (v7mode == 1 ? -200 : -50) + k->bc() / 16 + (k->ub() == 16 ? (big ? -5 : 10) : 0);
     if (k->version() == 6) return -100 + k->bc();
@@ -191,6 +215,20 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   }
   if (cand.empty()) ch.why = "no compiled configuration";
   return ch;
+}
+
+// OPENRNN_PERSIST_TRACE=1 (developer switch): the forward's kernel and plan on stderr, once per distinct choice.
+void trace_choice(const Choice& ch, int B, int D) {
+  static const bool on = env_switch01("OPENRNN_PERSIST_TRACE") == 1;
+  if (!on) return;
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  char b[256];
+  snprintf(b, sizeof b, "openrnn PERSISTENT forward: %s B=%d D=%d groups=%d BT=%d C=%d cl=%d waves=%d smem=%zu",
+           ch.k->name().c_str(), B, D, ch.plan.groups, ch.plan.BT, ch.plan.C, ch.plan.cl, ch.plan.waves,
+           ch.plan.smem);
+  std::lock_guard<std::mutex> lock(mu);
+  if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
 }
 
 const std::vector<std::unique_ptr<BwdKernel>>& all_bwd_kernels() {
@@ -547,6 +585,7 @@ class PersistentAlgo final : public CudaAlgo {
                const ForwardArgs& a) override {
     const Choice ch = choose(ctx.props, rnn.cfg.cell, rnn.cfg.data_type, rnn.cfg.hidden_size, x.B, rnn.D);
     if (!ch.k) not_supported("PERSISTENT: " + ch.why);
+    trace_choice(ch, x.B, rnn.D);
     switch (rnn.cfg.data_type) {
       case OPENRNN_DATA_FLOAT: return forward_typed<float>(ctx, rnn, x, ch, a);
       case OPENRNN_DATA_HALF: return forward_typed<__half>(ctx, rnn, x, ch, a);

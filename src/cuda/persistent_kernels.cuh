@@ -106,28 +106,33 @@ Plan plan_cluster(const cudaDeviceProp& prop, int B, int D, int C, int BC, int N
 }
 
 // One launch of a persistent kernel on stream s: grid (nx, D) of nt-thread CTAs with smem bytes of dynamic shared
-// memory, in clusters of `cluster` CTAs along x, or cooperative (cluster = 0: grid mode, every CTA co-resident or the
-// launch fails; never a deadlock). P: the kernel's parameter block, passed by value.
+// memory, in clusters of `cluster` CTAs along x, and/or cooperative (every CTA co-resident or the launch fails; never
+// a deadlock): cluster = 0 is grid mode (cooperative), coop = true makes a cluster launch cooperative too (v10, whose
+// clusters wait on each other through global memory). P: the kernel's parameter block, passed by value.
 template <typename P>
 void launch_persistent(void (*kernel)(P), const P& p, int nx, int D, int nt, size_t smem, int cluster,
-                       cudaStream_t s) {
+                       cudaStream_t s, bool coop = false) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(nx, D, 1);
   cfg.blockDim = dim3(nt, 1, 1);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
-  cudaLaunchAttribute at[1];
+  cudaLaunchAttribute at[2];
+  int n = 0;
   if (cluster > 0) {
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = cluster;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-  } else {
-    at[0].id = cudaLaunchAttributeCooperative;
-    at[0].val.cooperative = 1;
+    at[n].id = cudaLaunchAttributeClusterDimension;
+    at[n].val.clusterDim.x = cluster;
+    at[n].val.clusterDim.y = 1;
+    at[n].val.clusterDim.z = 1;
+    ++n;
+  }
+  if (cluster == 0 || coop) {
+    at[n].id = cudaLaunchAttributeCooperative;
+    at[n].val.cooperative = 1;
+    ++n;
   }
   cfg.attrs = at;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = n;
   OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, p));
 }
 

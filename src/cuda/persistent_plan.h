@@ -73,6 +73,7 @@ struct Plan {
   int C = 0, BT = 0, groups = 0;
   int waves = 1;  // cluster mode: rounds of clusters needed to run every batch tile (1: all at once)
   size_t smem = 0;
+  int cl = 0;  // v10: the multicast cluster size (CTAs), chosen from the device's cluster occupancy
 };
 
 class Kernel {
@@ -86,7 +87,8 @@ class Kernel {
   // 4: persist_fwd_v4_kernel (any batch, cluster or grid mode); 6: persist_fwd_v6_kernel (cluster mode, one tile
   // of at most bc() columns per cluster: the small-batch kernel); 7: persist_fwd_v7_kernel (16-bit tensor cores,
   // grid mode, blocks of bc() sequences x ub() units); 9: persist_fwd_v9_kernel (16-bit tensor cores, cluster mode,
-  // one tile of bc() sequences per cluster).
+  // one tile of bc() sequences per cluster); 10: persist_fwd_v10_kernel (16-bit tensor cores at H = 1024, a group
+  // of H / ub() CTAs per tile of bc() sequences, exchange through L2, state multicast in small clusters).
   virtual int version() const { return 4; }
   virtual int ub() const { return 0; }
   // v6 / v9: the cluster size its units are spread over (H/C units per CTA); 0 elsewhere.
@@ -148,6 +150,8 @@ void add_kernels_v7_bf16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_v7_f16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_v9_bf16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_kernels_v9_f16(std::vector<std::unique_ptr<Kernel>>& k);
+void add_kernels_v10_bf16(std::vector<std::unique_ptr<Kernel>>& k);
+void add_kernels_v10_f16(std::vector<std::unique_ptr<Kernel>>& k);
 void add_bwd_kernels_f32(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_bf16(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_f16(std::vector<std::unique_ptr<BwdKernel>>& k);

@@ -1,0 +1,337 @@
+// PERSISTENT forward kernel v10, the 16-bit small-batch kernel at H = 1024 on tensor cores: one cooperative
+// cluster launch runs all T steps of one layer (one direction per launch fits an H100: 128 CTAs for LSTM). LSTM and
+// GRU (linear-before-reset), float16 / bfloat16 storage.
+//
+// Why a fifth kernel. At H = 1024 the 16-bit W_hh of one direction (LSTM 8 MB, GRU 6 MB) does not fit in one cluster
+// of 16 CTAs, so v9 (persistent_fwd_v9.cuh) cannot take it, and the kernels that can were slow at small B (H100,
+// float16 LSTM, µs/step: v4 grid mode, FFMA, 2.85 at B = 1, 5.06 at B = 4; v7, 6.00 at B = 16; cuDNN's
+// PERSIST_STATIC 1.87-2.15). v7 re-reads its W slice from shared memory every step, streams the state through a
+// cp.async ring with one __syncthreads per 64 columns (16 per step at H = 1024, each an L2 round trip deep), and every
+// one of its 128 blocks reads the whole state from L2 (at B = 16, 64 KB per block, 8 MB per step). v10 keeps v9's
+// product (W_hh in registers as mma A fragments, the state as the B operand, a k split over the warps) and v7's
+// exchange through L2 (a split 16-bit copy of h_t in global memory, one arrival counter per group), and brings the
+// state in with one bulk copy per state row, each multicast to every CTA of a small cluster: a cluster of CL CTAs
+// reads the state from L2 once instead of CL times.
+//
+// Decomposition. A group of C = H / U CTAs (U = 16: C = 64; LSTM with U = 8, 128 CTAs, was measured and not kept)
+// per batch tile of nb <= NBS sequences (b0 = group * BT); CTA `ct` of the group owns the units [ct*U, (ct+1)*U) and
+// their RWS = G*U rows of W_hh (row r = gate r / U of unit r % U): MTW = RWS / 16 m16 tiles. 16 warps, warp w = (mg =
+// w % MG, ks = w / MG) owns the MT m-tiles [mg*MT, (mg+1)*MT) over the k range [ks*H/KS, (ks+1)*H/KS) (KS = 16 /
+// MG): A fragments MT x KTW x 4 registers, loaded once (GRU: MG = 1, k split 16 ways, 48 registers; LSTM: 2 x 8, 64
+// registers). The state of the tile is the matrix [N = 2*NBS][H] of split rows (row 2s = hi of sequence s, 2s+1 =
+// lo), double-buffered per CTA in hb[2][N][LDH]. The clusters (CL = 8, 4 or 2 CTAs, chosen by the plan from the
+// device's cluster occupancy) lie inside a group (C is a multiple of CL).
+//
+// Per step t:
+//  1. the input projections of the thread's cell element (registers; issued before the wait);
+//  2. t > 0: thread 0 waits until the group's counter reaches C * t (every CTA wrote its units of h_{t-1} into
+//     hg[(t-1)&1] and arrived with a GPU-scope release), fences the generic -> async proxy, arms the CTA's mbarrier
+//     with the bytes of the tile's state (2 nb rows of Hr halves) and issues its share of the rows (n = crank, crank
+//     + CL, ...): cp.async.bulk global -> shared::cluster with .multicast::cluster to every CTA of its cluster,
+//     completing on each one's hb[t&1] and mbarrier. Every thread waits for the phase;
+//  3. product: the warp's KTW k tiles x MT m-tiles x all NTL n8 tiles of hb[t&1] (ldmatrix), hi + lo summed in
+//     registers -> part[ks][s][row];
+//  4. __syncthreads; cell: thread e < NBS*U -> (sequence e / U, unit e % U), fixed for the launch, so c and h
+//     (float32) live in its registers; gate sums = the KS partials in fixed order; v7_cell's pinned arithmetic;
+//     h_t split into hg[t&1] (global);
+//  5. __syncthreads, thread 0: red.release.gpu on the group's counter; then the step's other global writes
+//     (v7_outputs: y, the training reserve, h_n / c_n), off the critical path.
+// Step 0 needs no wait: every CTA loads h0 of its tile into hb[0] itself.
+// Why nothing is overwritten early. hb[t&1]: the multicasts of step t land after the counter reached C * t, i.e.
+// after every CTA of the group (this one included) arrived for step t-1, which it does after its step t-1 product;
+// the buffer was last read two steps back. (One buffer would do by that argument; the second keeps the overwrite
+// two steps away, and compute-sanitizer's racecheck, which does not model the ordering through the global counter,
+// reported the single buffer's step-apart write and read.) part: rewritten by the product of step t+1, which
+// follows this thread's passing step t's second __syncthreads, after every cell read of step t. hg[j]: written at
+// step t (j = t&1) and read by the multicasts of step t+1; rewritten at step t+2, after the counter reached C *
+// (t+2): every CTA finished step t+1, whose mbarrier phase completed only when every multicast of step t+1 had
+// landed. The counter is a cooperative launch's: every CTA co-resident or the launch fails, never a deadlock. A final
+// cluster barrier keeps every CTA alive until the last multicast into it has landed (it also waited for it, so this
+// is belt and braces).
+//
+// Semantics are v7's (FwdParams, persistent_common.cuh; v7_cell / v7_outputs): ragged lengths carry the state past
+// len and zero-fill y, direction 1 runs each sequence from its own last step, cell clipping, with TRAIN the same
+// entries of STANDARD's reserve. Hr (the real hidden size) must be a multiple of 8 (16-byte bulk-copy rows); units
+// [Hr, H) are padding (zero rows and columns of W, never written to hg). The product takes h as hi + lo (22 bits),
+// as v7, v9 and STANDARD's 16-bit path do. Deterministic: fixed summation order, no atomics on data.
+#pragma once
+
+#include "mma_sync.cuh"
+#include "persistent_common.cuh"
+#include "persistent_fwd_v7.cuh"
+#include "persistent_fwd_v9.cuh"
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+
+template <int CELL, int U_, int MT_, int NBS_>
+struct FwdConfigV10 {
+  static constexpr int G = CellTraits<CELL>::G;
+  static_assert(G == 4 || G == 3, "v10 is built for LSTM and GRU");
+  static constexpr int H = 1024, U = U_, NBS = NBS_;
+  static constexpr int C = H / U;     // CTAs per group
+  static constexpr int RWS = G * U;   // W rows per CTA
+  static_assert(RWS % 16 == 0, "whole m16 tiles");
+  static constexpr int MTW = RWS / 16;  // m16 tiles per CTA
+  static constexpr int MT = MT_;        // m16 tiles per warp
+  static_assert(MTW % MT == 0, "whole m groups");
+  static constexpr int MG = MTW / MT;   // m groups
+  static constexpr int NW = 16, NT = NW * 32;
+  static_assert(NW % MG == 0, "16 warps");
+  static constexpr int KS = NW / MG;    // k split
+  static constexpr int KT = H / 16, KTW = KT / KS;  // k16 tiles: all, per warp
+  static_assert(KTW % 4 == 0, "a warp's k range is whole 64-column staging chunks");
+  static constexpr int N = 2 * NBS, NTL = N / 8;  // state rows (hi / lo), n8 tiles
+  static_assert(NBS % 4 == 0 && NBS <= 16, "tiles of 4, 8 or 16 sequences");
+  static_assert(NBS * U <= NT, "one cell element per thread");
+  static constexpr int LDH = H + 8;   // state row stride, halves (odd multiple of 16 bytes: conflict-free ldmatrix)
+  static constexpr int RL = RWS + 8;  // partial-sum row stride, floats (conflict-free stores for RWS = 32, 48, 64)
+  static constexpr int WLD = 72;      // W staging row stride, halves
+  // Shared memory: hb [2][N][LDH] TW | part [KS][NBS][RL] float | bar (one mbarrier); before the first step, the W
+  // staging buffer [RWS][WLD] TW at the same place.
+  static constexpr size_t run_bytes() { return size_t(2) * N * LDH * 2 + size_t(KS) * NBS * RL * 4 + 16; }
+  static constexpr size_t stage_bytes() { return size_t(RWS) * WLD * 2; }
+  static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
+};
+
+// Proxy fence: this thread's earlier generic-proxy accesses of global memory (and what they made visible to it: the
+// acquired h of other CTAs) ordered before its later async-proxy ones (bulk copies). The writer runs it after its h
+// stores, the reader (thread 0) after its acquire. The global form, not the unqualified fence.proxy.async (all state
+// spaces): on an H100 the latter took ~600 cycles of the reader's critical path per step, the global one ~40 (phase
+// profile, docs/performance.md, "PERSISTENT v10"); the writer's costs nothing measurable.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_nctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+  return r;
+}
+// `bytes` (a multiple of 16; both addresses 16-byte aligned) from global `src` into the shared memory at the same
+// CTA-relative address as `dst` in every CTA of `mask` (cluster ranks), completing the bytes on each one's mbarrier
+// at the address of `bar`.
+__device__ __forceinline__ void bulk_multicast(void* dst, const void* src, unsigned bytes, uint64_t* bar,
+                                               uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], "
+      "%4;\n" ::"r"(smem_u32(dst)),
+      "l"(src), "r"(bytes), "r"(smem_u32(bar)), "h"(mask)
+      : "memory");
+}
+
+template <int CELL, typename TW, int U_, int MT_, int NBS, bool TRAIN = false>
+__global__ void __launch_bounds__(FwdConfigV10<CELL, U_, MT_, NBS>::NT, 1)
+    persist_fwd_v10_kernel(const FwdParams<TW> p) {
+  using Cfg = FwdConfigV10<CELL, U_, MT_, NBS>;
+  using S = Store<TW>;
+  constexpr int G = Cfg::G, H = Cfg::H, U = Cfg::U, MT = Cfg::MT, MG = Cfg::MG, KTW = Cfg::KTW, RWS = Cfg::RWS;
+  constexpr int N = Cfg::N, NTL = Cfg::NTL, LDH = Cfg::LDH, RL = Cfg::RL, NT = Cfg::NT, KS = Cfg::KS;
+
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int gr = lane >> 2, tc = lane & 3;  // mma fragment coordinates
+  const int mg = warp % MG, ks = warp / MG;
+  const int dir = blockIdx.y;
+  const bool reverse = dir == 1;
+  const int T = p.T, B = p.B, Hr = p.Hr, Hx = p.H, C = p.C;
+  const int ct = blockIdx.x % C, group = blockIdx.x / C;
+  const int u0 = ct * U, b0 = group * p.BT;  // p.BT <= NBS; the plan makes every group's tile non-empty
+  const int nb = min(p.BT, B - b0);
+  const uint32_t crank = cluster_ctarank(), ncl = cluster_nctarank();
+
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  TW* hb = reinterpret_cast<TW*>(smem_raw);                        // [2][N][LDH]
+  float* part = reinterpret_cast<float*>(hb + 2 * N * LDH);          // [KS][NBS][RL]
+  uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBS * RL);  // one mbarrier
+  const unsigned step_bytes = unsigned(2 * nb) * unsigned(Hr) * 2u;  // the tile's state rows, hi and lo
+
+  // ---- A fragments of W_hh, once (as v9): chunk ch of 64 columns staged in shared memory, each warp takes the
+  // fragments of its m-tiles and k-tiles in the chunk with ldmatrix. Rows of padded units and columns past Hr are 0.
+  uint32_t wa[MT][KTW][4];
+  {
+    const TW* W = p.whh[dir];
+    const TW zero = S::from_f(0.f);
+    TW* ws = reinterpret_cast<TW*>(smem_raw);  // [RWS][WLD] staging (before hb / part are initialised)
+    for (int ch = 0; ch < H / 64; ++ch) {
+      for (int i = tid; i < RWS * 64; i += NT) {
+        const int r = i / 64, k = ch * 64 + i % 64, uu = u0 + r % U;
+        ws[r * Cfg::WLD + i % 64] = uu < Hr && k < Hr ? W[size_t((r / U) * Hr + uu) * Hr + k] : zero;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int kk = 0; kk < KTW; ++kk) {
+        const int kt = ks * KTW + kk;  // this warp's k-tile; in chunk ch when kt / 4 == ch
+        if (kt / 4 == ch) {
+#pragma unroll
+          for (int i = 0; i < MT; ++i)
+            mma::ldsm_x4(wa[i][kk],
+                         ws + ((mg * MT + i) * 16 + (lane & 15)) * Cfg::WLD + (kt % 4) * 16 + (lane >> 4) * 8);
+        }
+      }
+      __syncthreads();
+    }
+  }
+
+  // ---- initial state: hb[0] = h0 split, hb[1] = 0 (the rows past 2 nb and columns past Hr stay 0 for good)
+  const float* h0 = p.h0[dir];
+  for (int i = tid; i < 2 * N * LDH; i += NT) {
+    const int n = (i / LDH) % N, k = i % LDH, s = n >> 1;
+    float v = 0.f;
+    if (i < N * LDH && s < nb && k < Hr && h0) {
+      const float h = h0[size_t(b0 + s) * Hr + k];
+      v = (n & 1) ? h - S::to_f(S::from_f(h)) : h;
+    }
+    hb[i] = S::from_f(v);
+  }
+
+  // ---- this thread's cell element: sequence s = tid / U, unit u0 + tid % U ----
+  const int s = tid / U, u = u0 + tid % U, b = b0 + s;
+  const bool elem = tid < NBS * U && s < nb;  // a real sequence of the tile (padded units included)
+  const bool live = elem && u < Hr;
+  float hreg = 0.f, creg = 0.f, gbx[G], gbh[G];
+  const int len = elem ? (p.lengths ? p.lengths[b] : T) : 0;
+  if (live) {
+    hreg = h0 ? h0[size_t(b) * Hr + u] : 0.f;
+    creg = CELL == LSTM && p.c0[dir] ? p.c0[dir][size_t(b) * Hr + u] : 0.f;
+  }
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    gbx[g] = live ? p.bx[dir][g * Hr + u] : 0.f;
+    gbh[g] = live && CELL == GRU && g == 2 ? p.bh[dir][g * Hr + u] : 0.f;  // b_hh of GRU's n gate only
+  }
+
+  if (tid == 0) {
+    mbar_init(bar, 1);
+    fence_mbar_init_cluster();
+  }
+  fence_proxy_async_shared();  // hb's generic initialisation before the peers' bulk copies into it
+  // Every CTA of the cluster has initialised hb and its mbarrier before anyone multicasts into it.
+  cluster_arrive_release();
+  cluster_wait_acquire();
+
+  TW* const hx = reinterpret_cast<TW*>(p.hg[dir]);  // [2][B][2][Hr]: buffer j, row 2b + term
+  const size_t hbuf = size_t(B) * 2 * Hr;
+  unsigned* counter = p.flags[dir] + group;
+  const uint16_t mask = uint16_t((1u << ncl) - 1u);
+  const float* xp = p.xproj[dir];
+  // Phase profile (OPENRNN_PERSIST_PROF=1, persistent_kernels_v10.cuh): clock64 stamps of CTA (0, 0) thread 0 for
+  // steps 8..23: 0 step start, 1 counter reached, 2 copies issued, 3 state landed, 4 product done, 5 cell + h
+  // stores + arrival done, 6 outputs done.
+  const bool prof = p.prof && blockIdx.x == 0 && blockIdx.y == 0 && tid == 0;
+  auto stamp = [&](int t, int k) {
+    if (prof && t >= 8 && t < 24) p.prof[(t - 8) * 8 + k] = clock64();
+  };
+  for (int t = 0; t < T; ++t) {
+    stamp(t, 0);
+    // 1. input projections of this step (0 where not needed)
+    float xv[G];
+    {
+      const bool valid = live && t < len;
+      const int te = valid ? (reverse ? len - 1 - t : t) : 0;
+      const float* row = xp + (size_t(te) * B + (valid ? b : 0)) * (G * Hx) + u;
+#pragma unroll
+      for (int g = 0; g < G; ++g) xv[g] = valid ? row[g * Hx] : 0.f;
+    }
+    // 2. h_{t-1}: the group's arrivals, then this cluster's multicast of the tile's rows (phase t-1 of bar)
+    if (t > 0) {
+      if (tid == 0) {
+        while (ld_acquire_gpu(counter) < unsigned(C) * unsigned(t)) {
+        }
+        stamp(t, 1);
+        fence_proxy_async_global();  // the acquired h_{t-1} before the copies that read it (async proxy)
+        mbar_arrive_expect_tx_cta(bar, step_bytes);
+        const TW* src = hx + size_t((t - 1) & 1) * hbuf + size_t(2 * b0) * Hr;
+        TW* dst = hb + (t & 1) * N * LDH;
+        for (int n = int(crank); n < 2 * nb; n += int(ncl))
+          bulk_multicast(dst + n * LDH, src + size_t(n) * Hr, unsigned(Hr) * 2u, bar, mask);
+        stamp(t, 2);
+      }
+      mbar_wait_parity(bar, (t - 1) & 1);
+      stamp(t, 3);
+    }
+
+    // 3. product: this warp's MT m-tiles x its KTW k tiles x all N state rows of hb[t&1]
+    {
+      float acc[MT][NTL][4];
+      mma::zero_acc(acc);
+#pragma unroll
+      for (int kk = 0; kk < KTW; ++kk) {
+        const TW* bs = hb + (t & 1) * N * LDH + (ks * KTW + kk) * 16;
+        uint32_t bf[NTL][2];
+#pragma unroll
+        for (int j = 0; j + 1 < NTL; j += 2) {  // two n8 tiles per ldmatrix.x4 (as mma::warp_k16)
+          uint32_t r[4];
+          mma::ldsm_x4(r, bs + (j * 8 + (lane & 7) + (lane >> 4) * 8) * LDH + ((lane >> 3) & 1) * 8);
+          bf[j][0] = r[0];
+          bf[j][1] = r[1];
+          bf[j + 1][0] = r[2];
+          bf[j + 1][1] = r[3];
+        }
+        if constexpr (NTL % 2 == 1)
+          mma::ldsm_x2(bf[NTL - 1][0], bf[NTL - 1][1],
+                       bs + ((NTL - 1) * 8 + (lane & 7)) * LDH + ((lane >> 3) & 1) * 8);
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int j = 0; j < NTL; ++j) mma::mma16816<TW>(acc[i][j], wa[i][kk], bf[j][0], bf[j][1]);
+      }
+      // hi + lo (columns 2s', 2s'+1 of one thread) into part[ks][s'][row]
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NTL; ++j) {
+          const int row = (mg * MT + i) * 16 + gr, sq = j * 4 + tc;
+          float* pp = part + (ks * NBS + sq) * RL + row;
+          pp[0] = __fadd_rn(acc[i][j][0], acc[i][j][1]);
+          pp[8] = __fadd_rn(acc[i][j][2], acc[i][j][3]);
+        }
+    }
+    __syncthreads();
+    stamp(t, 4);
+
+    // 4. cell, h_t into hg[t&1]
+    float act[G], sn = 0.f;
+#pragma unroll
+    for (int g = 0; g < G; ++g) act[g] = 0.f;
+    if (live) {
+      if (t < len) {
+        float sg[G];
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const float* pp = part + s * RL + g * U + (u - u0);
+          float v = pp[0];
+#pragma unroll
+          for (int k = 1; k < KS; ++k) v = __fadd_rn(v, pp[k * NBS * RL]);
+          sg[g] = v;
+        }
+        v7_cell<CELL>(xv, gbx, gbh, sg, p.clip, hreg, creg, act, sn);
+      }
+      if (t + 1 < T) {
+        store_state(hx + size_t(t & 1) * hbuf + size_t(b) * 2 * Hr + u, Hr, hreg);
+        fence_proxy_async_global();  // read next by other CTAs' bulk copies (async proxy)
+      }
+    }
+    // 5. publish h_t: one release arrival, cumulative over the CTA's stores through the barrier
+    __syncthreads();
+    if (tid == 0 && t + 1 < T) red_release_gpu_add(counter, 1u);
+    stamp(t, 5);
+    // 6. the step's outputs
+    if (live) v7_outputs<CELL, TW, TRAIN>(p, dir, t, len, b, u, hreg, creg, act, sn);
+    stamp(t, 6);
+  }
+  (void)RWS;
+  cluster_arrive_release();
+  cluster_wait_acquire();
+}
+
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn

@@ -1,0 +1,150 @@
+// persist_fwd_v10_kernel instantiations behind the Kernel interface (persistent_plan.h): planning from the device's
+// cluster occupancy, and the cooperative cluster launch. Included by persistent_v10_{bf16,f16}.cu only.
+#pragma once
+
+#include <climits>
+#include <cstdio>
+
+#include "persistent_fwd_v10.cuh"
+#include "persistent_kernels.cuh"
+#include "standard_plan.h"  // env_switch01
+
+namespace openrnn {
+namespace cuda {
+namespace persist {
+
+template <int CELL, typename TW, int U, int MT, int NBS>
+class KernelV10Impl final : public Kernel {
+  using Cfg = FwdConfigV10<CELL, U, MT, NBS>;
+  static const void* kfn(bool train) {
+    return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, U, MT, NBS, true>)
+                 : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, U, MT, NBS, false>);
+  }
+
+ public:
+  openrnn_cell cell() const override { return api_cell(CELL); }
+  openrnn_data_type dtype() const override { return DTypeOf<TW>::v; }
+  int H() const override { return Cfg::H; }
+  int bc() const override { return NBS; }
+  bool grid_mode() const override { return true; }
+  int version() const override { return 10; }
+  int ub() const override { return U; }
+  std::string name() const override {
+    char b[96];
+    snprintf(b, sizeof b, "v10_H%d_ub%d_mt%d_nbs%d", Cfg::H, U, MT, NBS);
+    return b;
+  }
+
+  // Groups of C = H / U CTAs, one per batch tile of at most NBS sequences (B spread over as many groups as run at
+  // once: the multicast bytes per step grow with the tile), in clusters of CL CTAs: the largest CL of 8, 4, 2 whose
+  // co-resident clusters hold every group of the D directions (H100, one 512-thread CTA per SM, 132 SMs in GPCs of
+  // different sizes: 128 CTAs run in clusters of 2 but not of 4 or 8).
+  Plan plan(const cudaDeviceProp& prop, int B, int D) const override {
+    Plan pl;
+    char msg[320];
+    const size_t smem = Cfg::smem_bytes();
+    if (smem > prop.sharedMemPerBlockOptin) {
+      snprintf(msg, sizeof msg, "v10: a CTA needs %zu B of shared memory, this GPU allows %zu", smem,
+               size_t(prop.sharedMemPerBlockOptin));
+      pl.why = msg;
+      return pl;
+    }
+    for (bool train : {false, true})
+      if (cudaFuncSetAttribute(kfn(train), cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) != cudaSuccess) {
+        cudaGetLastError();
+        pl.why = "v10: shared-memory attribute refused by the device";
+        return pl;
+      }
+    // The largest cluster whose co-resident groups take B in tiles of at most NBS (B spread over every group).
+    const int C = Cfg::C;
+    int groups_fit = 0;
+    for (int cl : {8, 4, 2}) {
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(cl, 1, 1);
+      cfg.blockDim = dim3(Cfg::NT, 1, 1);
+      cfg.dynamicSmemBytes = smem;
+      cudaLaunchAttribute at[1];
+      at[0].id = cudaLaunchAttributeClusterDimension;
+      at[0].val.clusterDim.x = cl;
+      at[0].val.clusterDim.y = 1;
+      at[0].val.clusterDim.z = 1;
+      cfg.attrs = at;
+      cfg.numAttrs = 1;
+      int clusters = INT_MAX;
+      for (bool train : {false, true}) {
+        int n = 0;
+        if (cudaOccupancyMaxActiveClusters(&n, kfn(train), &cfg) != cudaSuccess) {
+          cudaGetLastError();
+          n = 0;
+        }
+        clusters = n < clusters ? n : clusters;
+      }
+      int groups = clusters * cl / (C * D);
+      groups = groups < kMaxGroups ? groups : kMaxGroups;
+      groups_fit = groups > groups_fit ? groups : groups_fit;
+      if (groups < 1) continue;
+      const int bt = (B + groups - 1) / groups;
+      if (bt > NBS) continue;
+      pl.C = C;
+      pl.BT = bt;
+      pl.groups = (B + bt - 1) / bt;
+      pl.cl = cl;
+      pl.smem = smem;
+      pl.ok = true;
+      return pl;
+    }
+    snprintf(msg, sizeof msg, "v10 H=%d B=%d D=%d: groups of %d CTAs with %zu B of shared memory each, %d co-resident "
+             "per direction on this GPU, tiles of at most %d sequences", Cfg::H, B, D, C, smem, groups_fit, NBS);
+    pl.why = msg;
+    return pl;
+  }
+
+  void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
+    FwdParams<TW> p = fwd_params<TW>(a, pl, Cfg::H);
+    for (int i = 0; i < a.D; ++i)
+      OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.flags[i], 0, sizeof(unsigned) * kMaxGroups, s));
+    // OPENRNN_PERSIST_PROF=1 (developer switch, read once; synchronises the stream after each launch): the kernel's
+    // phase profile, cycles per step averaged over steps 8..22 of CTA (0, 0), on stderr. Needs T >= 24.
+    static const bool prof = env_switch01("OPENRNN_PERSIST_PROF") == 1;
+    static long long* dprof = nullptr;
+    if (prof && a.T >= 24) {
+      if (!dprof) OPENRNN_CUDA_CHECK(cudaMalloc(&dprof, 16 * 8 * sizeof(long long)));
+      OPENRNN_CUDA_CHECK(cudaMemsetAsync(dprof, 0, 16 * 8 * sizeof(long long), s));
+      p.prof = dprof;
+    }
+    launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, U, MT, NBS, true>
+                                   : persist_fwd_v10_kernel<CELL, TW, U, MT, NBS, false>,
+                      p, pl.C * pl.groups, a.D, Cfg::NT, pl.smem, pl.cl, s, true);
+    if (p.prof) {
+      long long h[16 * 8];
+      OPENRNN_CUDA_CHECK(cudaMemcpyAsync(h, dprof, sizeof h, cudaMemcpyDeviceToHost, s));
+      OPENRNN_CUDA_CHECK(cudaStreamSynchronize(s));
+      double d[7] = {0};
+      for (int st = 0; st < 15; ++st) {
+        for (int k = 0; k < 6; ++k) d[k] += double(h[st * 8 + k + 1] - h[st * 8 + k]) / 15;
+        d[6] += double(h[(st + 1) * 8] - h[st * 8 + 6]) / 15;
+      }
+      std::fprintf(stderr, "prof %s B=%d cycles/step: counter wait %.0f | issue %.0f | state landed %.0f | product %.0f "
+                   "| cell+arrive %.0f | outputs %.0f | to next step %.0f | total %.0f\n", name().c_str(), a.B, d[0],
+                   d[1], d[2], d[3], d[4], d[5], d[6], d[0] + d[1] + d[2] + d[3] + d[4] + d[5] + d[6]);
+    }
+  }
+};
+
+// The v10 configuration set per 16-bit storage type (H = 1024), tiles of 4, 8 and 16 sequences (one, two or four n8
+// tiles of split state rows), 16 units per CTA (64 CTAs per group and direction): LSTM 64 W registers per thread, 2 m
+// groups x 8 k slices; GRU 48, k split 16 ways. (LSTM with 8 units, 128 CTAs whose clusters of 8 do not all fit an
+// H100, was slower from B = 4 up and no faster at B = 1: docs/performance.md, "PERSISTENT v10".)
+template <typename TW>
+void add_kernels_v10(std::vector<std::unique_ptr<Kernel>>& v) {
+  v.emplace_back(new KernelV10Impl<LSTM, TW, 16, 2, 4>());
+  v.emplace_back(new KernelV10Impl<LSTM, TW, 16, 2, 8>());
+  v.emplace_back(new KernelV10Impl<LSTM, TW, 16, 2, 16>());
+  v.emplace_back(new KernelV10Impl<GRU, TW, 16, 3, 4>());
+  v.emplace_back(new KernelV10Impl<GRU, TW, 16, 3, 8>());
+  v.emplace_back(new KernelV10Impl<GRU, TW, 16, 3, 16>());
+}
+
+}  // namespace persist
+}  // namespace cuda
+}  // namespace openrnn
