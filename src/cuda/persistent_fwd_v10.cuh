@@ -153,32 +153,10 @@ __global__ void __launch_bounds__(FwdConfigV10<CELL, U_, MT_, NBS>::NT, 1)
   uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBS * RL);  // one mbarrier
   const unsigned step_bytes = unsigned(2 * nb) * unsigned(Hr) * 2u;  // the tile's state rows, hi and lo
 
-  // ---- A fragments of W_hh, once (as v9): chunk ch of 64 columns staged in shared memory, each warp takes the
-  // fragments of its m-tiles and k-tiles in the chunk with ldmatrix. Rows of padded units and columns past Hr are 0.
+  // ---- A fragments of W_hh, once (v9's loader; the staging buffer sits where hb / part will be)
   uint32_t wa[MT][KTW][4];
-  {
-    const TW* W = p.whh[dir];
-    const TW zero = S::from_f(0.f);
-    TW* ws = reinterpret_cast<TW*>(smem_raw);  // [RWS][WLD] staging (before hb / part are initialised)
-    for (int ch = 0; ch < H / 64; ++ch) {
-      for (int i = tid; i < RWS * 64; i += NT) {
-        const int r = i / 64, k = ch * 64 + i % 64, uu = u0 + r % U;
-        ws[r * Cfg::WLD + i % 64] = uu < Hr && k < Hr ? W[size_t((r / U) * Hr + uu) * Hr + k] : zero;
-      }
-      __syncthreads();
-#pragma unroll
-      for (int kk = 0; kk < KTW; ++kk) {
-        const int kt = ks * KTW + kk;  // this warp's k-tile; in chunk ch when kt / 4 == ch
-        if (kt / 4 == ch) {
-#pragma unroll
-          for (int i = 0; i < MT; ++i)
-            mma::ldsm_x4(wa[i][kk],
-                         ws + ((mg * MT + i) * 16 + (lane & 15)) * Cfg::WLD + (kt % 4) * 16 + (lane >> 4) * 8);
-        }
-      }
-      __syncthreads();
-    }
-  }
+  load_w_fragments<TW, H, U, RWS, MT, KTW, Cfg::WLD, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0, mg,
+                                                         ks, tid, lane);
 
   // ---- initial state: hb[0] = h0 split, hb[1] = 0 (the rows past 2 nb and columns past Hr stay 0 for good)
   const float* h0 = p.h0[dir];
@@ -258,7 +236,9 @@ __global__ void __launch_bounds__(FwdConfigV10<CELL, U_, MT_, NBS>::NT, 1)
       stamp(t, 3);
     }
 
-    // 3. product: this warp's MT m-tiles x its KTW k tiles x all N state rows of hb[t&1]
+    // 3. product: this warp's MT m-tiles x its KTW k tiles x all N state rows of hb[t&1] -> part[ks]. (v9's loop with
+    // one accumulator set. Kept inline in both kernels: as one shared function it changed v9's register allocation,
+    // LSTM H = 512 spilling 24-28 bytes instead of 16-24.)
     {
       float acc[MT][NTL][4];
       mma::zero_acc(acc);
@@ -327,7 +307,6 @@ __global__ void __launch_bounds__(FwdConfigV10<CELL, U_, MT_, NBS>::NT, 1)
     if (live) v7_outputs<CELL, TW, TRAIN>(p, dir, t, len, b, u, hreg, creg, act, sn);
     stamp(t, 6);
   }
-  (void)RWS;
   cluster_arrive_release();
   cluster_wait_acquire();
 }

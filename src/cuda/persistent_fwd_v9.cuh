@@ -98,6 +98,37 @@ __device__ __forceinline__ uint32_t bits16(TW v) {
   return r;
 }
 
+// ---- shared by v9 and v10 (persistent_fwd_v10.cuh) ----
+
+// The A fragments of a CTA's W_hh slice, loaded once: RWS rows (row r = gate r / U of unit u0 + r % U) x H columns,
+// staged through shared memory (ws: [RWS][WLD] TW) in chunks of 64 columns (coalesced scalar loads: W need not be
+// aligned; rows of padded units and columns past Hr read as 0), each warp taking its MT m-tiles (from m-tile mg*MT) x
+// KTW k-tiles (from k-tile ks*KTW) with ldmatrix as v7 does. (Loading the fragments straight from global memory kept
+// every loaded half in a register at once: ptxas spilled.) Every thread of the CTA calls it (it has __syncthreads).
+template <typename TW, int H, int U, int RWS, int MT, int KTW, int WLD, int NT>
+__device__ __forceinline__ void load_w_fragments(uint32_t (&wa)[MT][KTW][4], TW* ws, const TW* W, int Hr, int u0,
+                                                 int mg, int ks, int tid, int lane) {
+  const TW zero = Store<TW>::from_f(0.f);
+#pragma unroll
+  for (int ch = 0; ch < H / 64; ++ch) {
+    for (int i = tid; i < RWS * 64; i += NT) {
+      const int r = i / 64, k = ch * 64 + i % 64, uu = u0 + r % U;
+      ws[r * WLD + i % 64] = uu < Hr && k < Hr ? W[size_t((r / U) * Hr + uu) * Hr + k] : zero;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < KTW; ++kk) {
+      const int kt = ks * KTW + kk;  // this warp's k-tile; in chunk ch when kt / 4 == ch
+      if (kt / 4 == ch) {
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+          mma::ldsm_x4(wa[i][kk], ws + ((mg * MT + i) * 16 + (lane & 15)) * WLD + (kt % 4) * 16 + (lane >> 4) * 8);
+      }
+    }
+    __syncthreads();
+  }
+}
+
 template <int CELL, typename TW, int H_, int C_, int NBS, bool TRAIN = false>
 __global__ void __launch_bounds__(FwdConfigV9<CELL, H_, C_, NBS>::NT, 1) persist_fwd_v9_kernel(const FwdParams<TW> p) {
   using Cfg = FwdConfigV9<CELL, H_, C_, NBS>;
@@ -122,35 +153,11 @@ __global__ void __launch_bounds__(FwdConfigV9<CELL, H_, C_, NBS>::NT, 1) persist
   uint64_t* bar = reinterpret_cast<uint64_t*>(part + 2 * KS * NBS * RL);  // [2]
   const unsigned step_bytes = unsigned(nb) * H * 4u;  // one phase: hi + lo of every unit of the nb sequences
 
-  // ---- A fragments of W_hh, once: m-tile mg*MT + i, k-tile ks*KTW + kk. The slice passes through shared memory in
-  // chunks of 64 columns (coalesced scalar loads: W need not be aligned; rows of padded units and columns past Hr are
-  // 0), each warp taking its fragments with ldmatrix as v7 does. (Loading the fragments straight from global memory
-  // kept every loaded half in a register at once: ptxas spilled.)
+  // ---- A fragments of W_hh, once: m-tile mg*MT + i, k-tile ks*KTW + kk; the staging buffer sits where hb / part
+  // will be (before they are initialised)
   uint32_t wa[MT][KTW][4];
-  {
-    const TW* W = p.whh[dir];
-    const TW zero = S::from_f(0.f);
-    TW* ws = reinterpret_cast<TW*>(smem_raw);  // [RWS][Cfg::WLD] staging (before hb / part are initialised)
-#pragma unroll
-    for (int ch = 0; ch < H / 64; ++ch) {
-      for (int i = tid; i < Cfg::RWS * 64; i += NT) {
-        const int r = i / 64, k = ch * 64 + i % 64, uu = u0 + r % U;
-        ws[r * Cfg::WLD + i % 64] = uu < Hr && k < Hr ? W[size_t((r / U) * Hr + uu) * Hr + k] : zero;
-      }
-      __syncthreads();
-#pragma unroll
-      for (int kk = 0; kk < KTW; ++kk) {
-        const int kt = ks * KTW + kk;  // this warp's k-tile; in chunk ch when kt / 4 == ch
-        if (kt / 4 == ch) {
-#pragma unroll
-          for (int i = 0; i < MT; ++i)
-            mma::ldsm_x4(wa[i][kk],
-                         ws + ((mg * MT + i) * 16 + (lane & 15)) * Cfg::WLD + (kt % 4) * 16 + (lane >> 4) * 8);
-        }
-      }
-      __syncthreads();
-    }
-  }
+  load_w_fragments<TW, H, U, Cfg::RWS, MT, KTW, Cfg::WLD, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0,
+                                                              mg, ks, tid, lane);
 
   // ---- initial state: hb[0] = h0 split (zero past Hr / nb), hb[1] = 0 ----
   const float* h0 = p.h0[dir];

@@ -37,6 +37,32 @@ inline openrnn_cell api_cell(int cell) {
                             : OPENRNN_CELL_RNN_RELU;
 }
 
+// How many clusters of `cl` CTAs (NT threads, smem bytes of dynamic shared memory each) the device runs at once, the
+// smallest over the nf kernels in fns (0 where the query fails: the caller refuses the plan).
+inline int max_active_clusters(const void* const* fns, int nf, int cl, int NT, size_t smem) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(cl, 1, 1);
+  cfg.blockDim = dim3(NT, 1, 1);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = cl;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  int clusters = INT_MAX;
+  for (int i = 0; i < nf; ++i) {
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, fns[i], &cfg) != cudaSuccess) {
+      cudaGetLastError();
+      n = 0;
+    }
+    clusters = n < clusters ? n : clusters;
+  }
+  return clusters == INT_MAX ? 0 : clusters;
+}
+
 // Cluster-mode plan, shared by the forward and backward kernels: the largest batch tile (a multiple of BC, at most
 // 256) whose shared memory (smem(bt)) fits, the cluster occupancy of every kernel in fns at that size (the smallest
 // counts), then the tile that spreads B over the clusters each of the D directions gets. waves > 1: the tiles do
@@ -65,27 +91,8 @@ Plan plan_cluster(const cudaDeviceProp& prop, int B, int D, int C, int BC, int N
       pl.why = "cluster attributes refused by the device";
       return pl;
     }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(C, 1, 1);
-  cfg.blockDim = dim3(NT, 1, 1);
-  cfg.dynamicSmemBytes = smem_max;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = C;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  cfg.attrs = at;
-  cfg.numAttrs = 1;
-  int clusters = INT_MAX;
-  cudaError_t e = cudaSuccess;
-  for (int i = 0; i < nf; ++i) {
-    int n = 0;
-    const cudaError_t ei = cudaOccupancyMaxActiveClusters(&n, fns[i], &cfg);
-    if (ei != cudaSuccess) e = ei;
-    clusters = n < clusters ? n : clusters;
-  }
-  if (e != cudaSuccess || clusters < 1) {
-    cudaGetLastError();
+  const int clusters = max_active_clusters(fns, nf, C, NT, smem_max);
+  if (clusters < 1) {
     snprintf(msg, sizeof msg,
              "H=%d: W_hh (%.1f MB per direction) needs a cluster of %d CTAs with %zu B of shared memory each, which "
              "this GPU cannot schedule",

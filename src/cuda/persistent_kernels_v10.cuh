@@ -59,26 +59,8 @@ class KernelV10Impl final : public Kernel {
     const int C = Cfg::C;
     int groups_fit = 0;
     for (int cl : {8, 4, 2}) {
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(cl, 1, 1);
-      cfg.blockDim = dim3(Cfg::NT, 1, 1);
-      cfg.dynamicSmemBytes = smem;
-      cudaLaunchAttribute at[1];
-      at[0].id = cudaLaunchAttributeClusterDimension;
-      at[0].val.clusterDim.x = cl;
-      at[0].val.clusterDim.y = 1;
-      at[0].val.clusterDim.z = 1;
-      cfg.attrs = at;
-      cfg.numAttrs = 1;
-      int clusters = INT_MAX;
-      for (bool train : {false, true}) {
-        int n = 0;
-        if (cudaOccupancyMaxActiveClusters(&n, kfn(train), &cfg) != cudaSuccess) {
-          cudaGetLastError();
-          n = 0;
-        }
-        clusters = n < clusters ? n : clusters;
-      }
+      const void* fns[2] = {kfn(false), kfn(true)};
+      const int clusters = max_active_clusters(fns, 2, cl, Cfg::NT, smem);
       int groups = clusters * cl / (C * D);
       groups = groups < kMaxGroups ? groups : kMaxGroups;
       groups_fit = groups > groups_fit ? groups : groups_fit;

@@ -17,6 +17,9 @@
 // 16-bit LSTM/GRU at larger batches (persistent_fwd_v7.cuh, tensor cores): each block holds G*UB rows of W_hh in
 // shared memory (UB = 8 or 16 units; LSTM H = 1024 UB = 8: 68 KB), a group of H/UB blocks per MB rows of the split
 // state, every block of both directions co-resident (cooperative launch; 1-2 blocks per SM).
+// 16-bit LSTM/GRU at H = 1024 on tensor cores (persistent_fwd_v10.cuh): a group of 64 CTAs of 16 units per batch tile
+// of up to 16 sequences, W_hh in registers (LSTM 128 KB per CTA: 64 per thread), h exchanged through L2 and multicast
+// into each CTA's shared memory in clusters of 8 / 4 / 2 (H100: one direction B <= 32, two B <= 16).
 // 16-bit LSTM/GRU at H <= 512 on tensor cores in clusters (persistent_fwd_v9.cuh): v6's cluster and slice (32 units
 // per CTA, clusters of 8 / 16), W_hh held in registers as mma fragments (64 per thread at H = 512), tiles of 4, 8 or
 // 16 sequences per cluster (the split state of the tile in shared memory, double-buffered).
