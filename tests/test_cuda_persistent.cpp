@@ -3,8 +3,8 @@
 // against STANDARD in float64 on the GPU (the oracle) with DESIGN.md's fixed bounds per storage type, and two runs
 // bitwise equal. The cases pick each backward kernel configuration (persistent_bwd_kernels.cuh: one-column and wide
 // chunks, shared-memory weight slices at H = 512 float32 and RNN H = 1024, a padded H = 300, the grid kernel at
-// H = 1000 / 1024, the reset-before GRU's two-exchange steps, v6's two-column tiles) with ragged lengths, both
-// directions, two layers with dropout, and the batch-major layout.
+// H = 1000 / 1024, the reset-before GRU's two-exchange steps, v6's two-column tiles) and each forward kernel (v4, v6,
+// v7, v9, v10) with ragged lengths, both directions, two layers with dropout, and the batch-major layout.
 #include "test_cuda_util.h"  // first: defines OPENRNN_TEST_CUDA from the build's switch
 
 #ifdef OPENRNN_TEST_CUDA
@@ -161,7 +161,8 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
     // each of its block shapes (a shape whose blocks cannot all be co-resident falls back to v4/v6), and each v6
     // shape (clusters x columns; one that does not take the problem in one wave falls back to v4 / v7), and the
     // 16-bit tensor-core cluster kernel v9 by the default rule, forced, and forced to each tile size (a tile that does
-    // not take the problem in one wave falls back to the others).
+    // not take the problem in one wave falls back to the others), and the same for the H = 1024 kernel v10 (off where
+    // v4 / v7 must run; forced only at H > 512).
     struct Env {
       const char *v6, *v7, *shape, *v6shape, *v9, *v9nbs, *v10, *v10nbs;
     };
@@ -227,7 +228,9 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
                   bitwise_equal(o.dhx, o2.dhx) && bitwise_equal(o.dw, o2.dw))
           << v.name << ": two runs differ";
     }
-    if (GetParam().refusable && v.dt != OPENRNN_DATA_FLOAT) EXPECT_GT(ran, 0) << v.name << ": no kernel took the case";
+    if (GetParam().refusable && v.dt != OPENRNN_DATA_FLOAT) {
+      EXPECT_GT(ran, 0) << v.name << ": no kernel took the case";
+    }
     unsetenv("OPENRNN_PERSIST_V6");
     unsetenv("OPENRNN_PERSIST_V7");
     unsetenv("OPENRNN_PERSIST_V7_SHAPE");
