@@ -83,10 +83,12 @@ std::vector<PCase> cases() {
   v.push_back(make("lstm_H1024_B3_ragged", OPENRNN_CELL_LSTM, 12, 1024, 1, false, 6, 3, true));
   v.push_back(make("gru_H1000_B16_ragged", OPENRNN_CELL_GRU, 8, 1000, 1, false, 5, 16, true));
   // The tensor-core v10 at H = 1024 (16-bit LSTM / GRU, B <= 16 per group): a full LSTM tile of 16, GRU over two
-  // groups (B = 30: tiles of 15) and both directions (one group of 64 CTAs each).
+  // groups (B = 30: tiles of 15) and both directions of each cell (one group of 64 CTAs each).
   v.push_back(make("lstm_H1024_B16_ragged", OPENRNN_CELL_LSTM, 8, 1024, 1, false, 5, 16, true));
   v.push_back(make("gru_H1024_B30_ragged", OPENRNN_CELL_GRU, 8, 1024, 1, false, 4, 30, true));
   v.push_back(make("gru_H1024_B5_bidir_ragged", OPENRNN_CELL_GRU, 8, 1024, 1, true, 5, 5, true));
+  v.back().refusable = true;
+  v.push_back(make("lstm_H1024_B4_bidir", OPENRNN_CELL_LSTM, 8, 1024, 1, true, 4, 4, false));
   v.back().refusable = true;
   // More sequences than clusters of one column (session 11): v6's two-column tiles (H = 512: 16-bit only).
   v.push_back(make("lstm_H256_B18_ragged", OPENRNN_CELL_LSTM, 8, 256, 1, false, 5, 18, true));
