@@ -102,26 +102,18 @@ V6Shape v6_shape_forced() {
 // OPENRNN_PERSIST_V9 (developer switch, read at every call): "0" the forward never takes the v9 tensor-core cluster
 // kernel, "1" takes it first wherever a tile fits in one wave; OPENRNN_PERSIST_V9_NBS=n: only tiles of n sequences.
 int persist_v9_mode() { return env_switch01("OPENRNN_PERSIST_V9"); }
-int v9_nbs_forced() {
-  const char* e = std::getenv("OPENRNN_PERSIST_V9_NBS");
+// An integer developer switch (read at every call); 0 where unset or not a number.
+int env_int(const char* name) {
+  const char* e = std::getenv(name);
   int n = 0;
   return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
 }
+int v9_nbs_forced() { return env_int("OPENRNN_PERSIST_V9_NBS"); }
 
 // OPENRNN_PERSIST_V10 (developer switch, read at every call): "0" the forward never takes the v10 tensor-core kernel
 // for H = 1024, "1" takes it first wherever its plan fits; OPENRNN_PERSIST_V10_NBS=n: only tiles of n sequences.
 int persist_v10_mode() { return env_switch01("OPENRNN_PERSIST_V10"); }
-int v10_nbs_forced() {
-  const char* e = std::getenv("OPENRNN_PERSIST_V10_NBS");
-  int n = 0;
-  return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
-}
-// OPENRNN_PERSIST_V10_UB=n (tuning): only v10 configurations of n units per CTA.
-int v10_ub_forced() {
-  const char* e = std::getenv("OPENRNN_PERSIST_V10_UB");
-  int n = 0;
-  return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
-}
+int v10_nbs_forced() { return env_int("OPENRNN_PERSIST_V10_NBS"); }
 
 // Where v7 runs by default (docs/performance.md, "PERSISTENT v7"; H100, float16/bfloat16 inference, µs/step, v4 ->
 // v7): B >= 16. B = 64: 3.9-9.9 -> 2.8-5.4 at H <= 512, 28.1-28.9 -> 11.3-11.9 at H = 1024; B = 256 H = 256
@@ -161,7 +153,7 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   const int v7mode = persist_v7_mode();
   const V6Shape v6f = v6_shape_forced();
   const int v9mode = persist_v9_mode(), v9nbs = v9_nbs_forced();
-  const int v10mode = persist_v10_mode(), v10nbs = v10_nbs_forced(), v10ub = v10_ub_forced();
+  const int v10mode = persist_v10_mode(), v10nbs = v10_nbs_forced();
   const bool v7 = v7mode != 0 && (dt == OPENRNN_DATA_HALF || dt == OPENRNN_DATA_BFLOAT16) && H_ % 8 == 0 &&
                   (v7mode == 1 || v7_preferred(B, H_));
   std::vector<const Kernel*> cand;
@@ -178,8 +170,8 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
     if (k->version() == 9 && (v9mode == 0 || (v9nbs > 0 && k->bc() != v9nbs) || (v6f.c > 0 && v9mode != 1)))
       continue;
     // v10: the same, and only where the bulk-copy rows are whole 16-byte chunks
-    if (k->version() == 10 && (v10mode == 0 || (v10nbs > 0 && k->bc() != v10nbs) || (v10ub > 0 && k->ub() != v10ub) ||
-                               (v6f.c > 0 && v10mode != 1) || H_ % 8 != 0))
+    if (k->version() == 10 && (v10mode == 0 || (v10nbs > 0 && k->bc() != v10nbs) || (v6f.c > 0 && v10mode != 1) ||
+                               H_ % 8 != 0))
       continue;
     cand.push_back(k.get());
   }
