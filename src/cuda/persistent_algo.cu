@@ -62,6 +62,7 @@ const std::vector<std::unique_ptr<Kernel>>& all_kernels() {
     persist::add_kernels_v9_f16(v);
     persist::add_kernels_v10_bf16(v);
     persist::add_kernels_v10_f16(v);
+    persist::add_kernels_v10_f32(v);
     return v;
   }();
   return k;
@@ -169,9 +170,9 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
     // v9: not while a v6 shape is forced (unless v9 is forced too)
     if (k->version() == 9 && (v9mode == 0 || (v9nbs > 0 && k->bc() != v9nbs) || (v6f.c > 0 && v9mode != 1)))
       continue;
-    // v10: the same, and only where the bulk-copy rows are whole 16-byte chunks
+    // v10: the same, and only where the bulk-copy rows are whole 16-byte chunks (H % 8 in 16 bits, H % 4 in float32)
     if (k->version() == 10 && (v10mode == 0 || (v10nbs > 0 && k->bc() != v10nbs) || (v6f.c > 0 && v10mode != 1) ||
-                               H_ % 8 != 0))
+                               H_ % (dt == OPENRNN_DATA_FLOAT ? 4 : 8) != 0))
       continue;
     cand.push_back(k.get());
   }

@@ -119,6 +119,11 @@ struct FwdParams {
   TW* rs_rh[2];       // [T, B, Hr*S] GRU reset-before r * h_{t-1} (split like rs_hs); 0 at padding steps
 };
 
+// Values per state element in the reserve's state slots and the exchange rows: hi and lo for 16-bit storage, h
+// itself for float32.
+template <typename TW>
+constexpr int kStateSlots = sizeof(TW) == 2 ? 2 : 1;
+
 // One state value into a reserve state slot row (STANDARD's split format: hi = round(h), lo = round(h - hi) at
 // +w for 16-bit storage; float32 stores h).
 template <typename TW>

@@ -1,6 +1,6 @@
-// PERSISTENT forward kernel v10, the 16-bit small-batch kernel at H = 1024 on tensor cores: one cooperative
-// cluster launch runs all T steps of one layer (one direction per launch fits an H100: 128 CTAs for LSTM). LSTM and
-// GRU (linear-before-reset), float16 / bfloat16 storage.
+// PERSISTENT forward kernel v10, the small-batch kernel at H = 1024: one cooperative cluster launch runs all T steps
+// of one layer. LSTM and GRU (linear-before-reset); float16 / bfloat16 storage on tensor cores (below), and since
+// session 15 float32 with an FFMA product (FwdConfigV10F32: the same exchange and cell, 128 CTAs of 8 units).
 //
 // Why a fifth kernel. At H = 1024 the 16-bit W_hh of one direction (LSTM 8 MB, GRU 6 MB) does not fit in one cluster
 // of 16 CTAs, so v9 (persistent_fwd_v9.cuh) cannot take it, and the kernels that can were slow at small B (H100,
@@ -51,10 +51,13 @@
 //
 // Semantics are v7's (FwdParams, persistent_common.cuh; v7_cell / v7_outputs): ragged lengths carry the state past
 // len and zero-fill y, direction 1 runs each sequence from its own last step, cell clipping, with TRAIN the same
-// entries of STANDARD's reserve. Hr (the real hidden size) must be a multiple of 8 (16-byte bulk-copy rows); units
-// [Hr, H) are padding (zero rows and columns of W, never written to hg). The product takes h as hi + lo (22 bits),
-// as v7, v9 and STANDARD's 16-bit path do. Deterministic: fixed summation order, no atomics on data.
+// entries of STANDARD's reserve. Hr (the real hidden size) must be a multiple of 8 (float32: 4), so that the
+// bulk-copy rows are whole 16-byte chunks; units [Hr, H) are padding (zero rows and columns of W, never written to
+// hg). The 16-bit product takes h as hi + lo (22 bits), as v7, v9 and STANDARD's 16-bit path do. Deterministic:
+// fixed summation order, no atomics on data.
 #pragma once
+
+#include <type_traits>
 
 #include "mma_sync.cuh"
 #include "persistent_common.cuh"
@@ -88,12 +91,46 @@ struct FwdConfigV10 {
   static constexpr int LDH = H + 8;   // state row stride, halves (odd multiple of 16 bytes: conflict-free ldmatrix)
   static constexpr int RL = RWS + 8;  // partial-sum row stride, floats (conflict-free stores for RWS = 32, 48, 64)
   static constexpr int WLD = 72;      // W staging row stride, halves
+  static constexpr int KPW = 1, GL = 1, JL = 1;  // the float32 product's, unused
   // Shared memory: hb [2][N][LDH] TW | part [KS][NBS][RL] float | bar (one mbarrier); before the first step, the W
   // staging buffer [RWS][WLD] TW at the same place.
   static constexpr size_t run_bytes() { return size_t(2) * N * LDH * 2 + size_t(KS) * NBS * RL * 4 + 16; }
   static constexpr size_t stage_bytes() { return size_t(RWS) * WLD * 2; }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
 };
+
+// float32 (session 15): the same group, exchange and cell, with an FFMA product (float32 is strict: no tensor cores).
+// U = 8 units per CTA (C = 128: a CTA's RWS = 8 G rows x 1024 k of float32 are 96-128 KB, held in registers only at
+// this size), warp ks of 16 owns the k range [ks*KPW, (ks+1)*KPW) (KPW = 64), each lane 4 gate rows of one unit x 16
+// of those columns: 64 float registers, loaded once. The state is NBS float rows (no hi / lo split);
+// the exchange rows are [B][Hr] float (the bytes of the 16-bit [B][2][Hr]). Tiles of 1, 4, 8, 16 sequences: every
+// tile row costs its FFMAs whether the sequence exists or not, so B = 1 gets a tile of its own.
+template <int CELL, int U_, int NBS_>
+struct FwdConfigV10F32 {
+  static constexpr int G = CellTraits<CELL>::G;
+  static_assert(G == 4 || G == 3, "v10 is built for LSTM and GRU");
+  static constexpr int H = 1024, U = U_, NBS = NBS_;
+  static constexpr int C = H / U;
+  static constexpr int RWS = G * U;
+  static_assert(RWS <= 32, "one W row per lane");
+  static constexpr int NW = 16, NT = NW * 32, KS = NW;
+  static constexpr int KPW = H / KS;  // k per warp
+  static_assert(U == 8 && KPW == 64, "lane = 4 groups x 8 units; a group's 4 float4 chunks of the warp's 64 k");
+  static constexpr int GL = 4, JL = KPW / 16;  // per lane: 4 gate rows (GRU: 3 + a zero one) x JL float4 chunks
+  static_assert(NBS == 1 || NBS % 4 == 0, "row blocks of 1 or 4 (the reduce-scatter's flat index)");
+  static constexpr int N = NBS;       // state rows
+  static_assert(NBS * U <= NT, "one cell element per thread");
+  static constexpr int LDH = H + 4;   // state row stride, floats (16-byte aligned bulk-copy rows)
+  static constexpr int RL = 40;       // partial-sum row stride, floats (= 8 mod 32: the cell's reads of 4 sequences
+                                      // x 8 units per warp are conflict-free)
+  static constexpr int MT = 1, MG = 1, KTW = 1, NTL = 1, WLD = 1;  // the 16-bit product's, unused
+  // Shared memory: hb [2][N][LDH] float | part [KS][NBS][RL] float | bar (one mbarrier).
+  static constexpr size_t smem_bytes() { return size_t(2) * N * LDH * 4 + size_t(KS) * NBS * RL * 4 + 16; }
+};
+
+template <int CELL, typename TW, int U, int MT, int NBS>
+using V10Config = typename std::conditional<std::is_same<TW, float>::value, FwdConfigV10F32<CELL, U, NBS>,
+                                            FwdConfigV10<CELL, U, MT, NBS>>::type;
 
 // Proxy fence: this thread's earlier generic-proxy accesses of global memory (and what they made visible to it: the
 // acquired h of other CTAs) ordered before its later async-proxy ones (bulk copies). The writer runs it after its h
@@ -129,12 +166,15 @@ __device__ __forceinline__ void bulk_multicast(void* dst, const void* src, unsig
 }
 
 template <int CELL, typename TW, int U_, int MT_, int NBS, bool TRAIN = false>
-__global__ void __launch_bounds__(FwdConfigV10<CELL, U_, MT_, NBS>::NT, 1)
+__global__ void __launch_bounds__(V10Config<CELL, TW, U_, MT_, NBS>::NT, 1)
     persist_fwd_v10_kernel(const FwdParams<TW> p) {
-  using Cfg = FwdConfigV10<CELL, U_, MT_, NBS>;
+  using Cfg = V10Config<CELL, TW, U_, MT_, NBS>;
   using S = Store<TW>;
+  constexpr bool F32 = std::is_same<TW, float>::value;
+  constexpr int SR = kStateSlots<TW>;  // state rows per sequence: hi and lo, or the float32 h
   constexpr int G = Cfg::G, H = Cfg::H, U = Cfg::U, MT = Cfg::MT, MG = Cfg::MG, KTW = Cfg::KTW, RWS = Cfg::RWS;
   constexpr int N = Cfg::N, NTL = Cfg::NTL, LDH = Cfg::LDH, RL = Cfg::RL, NT = Cfg::NT, KS = Cfg::KS;
+  constexpr int KPW = Cfg::KPW;
 
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gr = lane >> 2, tc = lane & 3;  // mma fragment coordinates
@@ -151,21 +191,39 @@ __global__ void __launch_bounds__(FwdConfigV10<CELL, U_, MT_, NBS>::NT, 1)
   TW* hb = reinterpret_cast<TW*>(smem_raw);                        // [2][N][LDH]
   float* part = reinterpret_cast<float*>(hb + 2 * N * LDH);          // [KS][NBS][RL]
   uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBS * RL);  // one mbarrier
-  const unsigned step_bytes = unsigned(2 * nb) * unsigned(Hr) * 2u;  // the tile's state rows, hi and lo
+  const unsigned step_bytes = unsigned(SR * nb) * unsigned(Hr) * unsigned(sizeof(TW));  // the tile's state rows
 
-  // ---- A fragments of W_hh, once (v9's loader; the staging buffer sits where hb / part will be)
+  // ---- W_hh, once. 16-bit: A fragments (v9's loader; the staging buffer sits where hb / part will be). float32:
+  // lane (grp = lane / 8, ul = lane % 8) holds the rows i*U + ul (gate i of unit u0 + ul; i = 3 of GRU is zero) over
+  // the float4 chunks c = 4 j + grp (j < 4) of the warp's KPW columns: wf[i][j][e] = W[gate i][u0 + ul][k], k =
+  // ks*KPW + 4c + e. Padded units and columns past Hr read as 0.
   uint32_t wa[MT][KTW][4];
-  load_w_fragments<TW, H, U, RWS, MT, KTW, Cfg::WLD, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0, mg,
-                                                         ks, tid, lane);
+  float wf[Cfg::GL][Cfg::JL][4];
+  if constexpr (F32) {
+    const int grp = lane >> 3, uw = u0 + (lane & 7);
+#pragma unroll
+    for (int i = 0; i < Cfg::GL; ++i)
+#pragma unroll
+      for (int j = 0; j < Cfg::JL; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int k = ks * KPW + (4 * j + grp) * 4 + e;
+          wf[i][j][e] = i < G && uw < Hr && k < Hr ? p.whh[dir][(size_t(i) * Hr + uw) * Hr + k] : 0.f;
+        }
+  } else {
+    load_w_fragments<TW, H, U, RWS, MT, KTW, Cfg::WLD, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0,
+                                                           mg, ks, tid, lane);
+  }
 
-  // ---- initial state: hb[0] = h0 split, hb[1] = 0 (the rows past 2 nb and columns past Hr stay 0 for good)
+  // ---- initial state: hb[0] = h0 (split: rows 2s hi, 2s+1 lo), hb[1] = 0 (the rows past SR nb and columns past Hr
+  // stay 0 for good)
   const float* h0 = p.h0[dir];
   for (int i = tid; i < 2 * N * LDH; i += NT) {
-    const int n = (i / LDH) % N, k = i % LDH, s = n >> 1;
+    const int n = (i / LDH) % N, k = i % LDH, s = n / SR;
     float v = 0.f;
     if (i < N * LDH && s < nb && k < Hr && h0) {
       const float h = h0[size_t(b0 + s) * Hr + k];
-      v = (n & 1) ? h - S::to_f(S::from_f(h)) : h;
+      v = SR == 2 && (n & 1) ? h - S::to_f(S::from_f(h)) : h;
     }
     hb[i] = S::from_f(v);
   }
@@ -195,8 +253,8 @@ __global__ void __launch_bounds__(FwdConfigV10<CELL, U_, MT_, NBS>::NT, 1)
   cluster_arrive_release();
   cluster_wait_acquire();
 
-  TW* const hx = reinterpret_cast<TW*>(p.hg[dir]);  // [2][B][2][Hr]: buffer j, row 2b + term
-  const size_t hbuf = size_t(B) * 2 * Hr;
+  TW* const hx = reinterpret_cast<TW*>(p.hg[dir]);  // [2][B][SR][Hr]: buffer j, row SR b + term
+  const size_t hbuf = size_t(B) * SR * Hr;
   unsigned* counter = p.flags[dir] + group;
   const uint16_t mask = uint16_t((1u << ncl) - 1u);
   const float* xp = p.xproj[dir];
@@ -226,20 +284,67 @@ __global__ void __launch_bounds__(FwdConfigV10<CELL, U_, MT_, NBS>::NT, 1)
         stamp(t, 1);
         fence_proxy_async_global();  // the acquired h_{t-1} before the copies that read it (async proxy)
         mbar_arrive_expect_tx_cta(bar, step_bytes);
-        const TW* src = hx + size_t((t - 1) & 1) * hbuf + size_t(2 * b0) * Hr;
+        const TW* src = hx + size_t((t - 1) & 1) * hbuf + size_t(SR * b0) * Hr;
         TW* dst = hb + (t & 1) * N * LDH;
-        for (int n = int(crank); n < 2 * nb; n += int(ncl))
-          bulk_multicast(dst + n * LDH, src + size_t(n) * Hr, unsigned(Hr) * 2u, bar, mask);
+        for (int n = int(crank); n < SR * nb; n += int(ncl))
+          bulk_multicast(dst + n * LDH, src + size_t(n) * Hr, unsigned(Hr) * unsigned(sizeof(TW)), bar, mask);
         stamp(t, 2);
       }
       mbar_wait_parity(bar, (t - 1) & 1);
       stamp(t, 3);
     }
 
-    // 3. product: this warp's MT m-tiles x its KTW k tiles x all N state rows of hb[t&1] -> part[ks]. (v9's loop with
-    // one accumulator set. Kept inline in both kernels: as one shared function it changed v9's register allocation,
-    // LSTM H = 512 spilling 24-28 bytes instead of 16-24.)
-    {
+    // 3. product. float32, QB state rows at a time (a runtime loop over the row blocks keeps ptxas from spilling):
+    // v[q*4 + i] = the lane's row of gate i x its 16 columns of state row q0 + q (chunks in order); the 4 lane groups
+    // of the warp read 4 adjacent float4 (one shared-memory wavefront feeds 16 FMAs per lane: the first version, one
+    // row per lane, was bound by its float4 loads, 2.2x the FMA time). Then a reduce-scatter over the lane groups
+    // (xor 16, xor 8; the sum of each pair is formed by one lane only: deterministic) leaves lane group grp the sums
+    // of the flat indices grp*QB + y, y < QB, over the warp's 64 columns -> part[ks][q][i*U + ul].
+    if constexpr (F32) {
+      constexpr int QB = NBS < 4 ? NBS : 4, V = 4 * QB;
+      const int grp = lane >> 3, ul = lane & 7;
+      const float* hs = reinterpret_cast<const float*>(hb) + (t & 1) * N * LDH + ks * KPW + grp * 4;
+#pragma unroll 1
+      for (int q0 = 0; q0 < NBS; q0 += QB) {
+        float v[V];
+#pragma unroll
+        for (int x = 0; x < V; ++x) v[x] = 0.f;
+#pragma unroll
+        for (int j = 0; j < Cfg::JL; ++j)
+#pragma unroll
+          for (int q = 0; q < QB; ++q) {
+            const float4 hv = *reinterpret_cast<const float4*>(hs + (q0 + q) * LDH + 16 * j);
+#pragma unroll
+            for (int i = 0; i < Cfg::GL; ++i) {
+              float& a = v[q * 4 + i];
+              a = fmaf(wf[i][j][0], hv.x, a);
+              a = fmaf(wf[i][j][1], hv.y, a);
+              a = fmaf(wf[i][j][2], hv.z, a);
+              a = fmaf(wf[i][j][3], hv.w, a);
+            }
+          }
+#pragma unroll
+        for (int x = 0; x < V / 2; ++x) {
+          const bool up = lane & 16;
+          const float send = up ? v[x] : v[x + V / 2], keep = up ? v[x + V / 2] : v[x];
+          v[x] = __fadd_rn(keep, __shfl_xor_sync(0xffffffffu, send, 16));
+        }
+#pragma unroll
+        for (int x = 0; x < V / 4; ++x) {
+          const bool up = lane & 8;
+          const float send = up ? v[x] : v[x + V / 4], keep = up ? v[x + V / 4] : v[x];
+          v[x] = __fadd_rn(keep, __shfl_xor_sync(0xffffffffu, send, 8));
+        }
+#pragma unroll
+        for (int y = 0; y < QB; ++y) {
+          const int xf = grp * QB + y, q = xf / 4, i = xf % 4;
+          if (i < G) part[(ks * NBS + q0 + q) * RL + i * U + ul] = v[y];
+        }
+      }
+    } else {
+      // 16-bit: this warp's MT m-tiles x its KTW k tiles x all N state rows of hb[t&1] -> part[ks]. (v9's loop with
+      // one accumulator set. Kept inline in both kernels: as one shared function it changed v9's register
+      // allocation, LSTM H = 512 spilling 24-28 bytes instead of 16-24.)
       float acc[MT][NTL][4];
       mma::zero_acc(acc);
 #pragma unroll
@@ -295,7 +400,7 @@ __global__ void __launch_bounds__(FwdConfigV10<CELL, U_, MT_, NBS>::NT, 1)
         v7_cell<CELL>(xv, gbx, gbh, sg, p.clip, hreg, creg, act, sn);
       }
       if (t + 1 < T) {
-        store_state(hx + size_t(t & 1) * hbuf + size_t(b) * 2 * Hr + u, Hr, hreg);
+        store_state(hx + size_t(t & 1) * hbuf + size_t(b) * SR * Hr + u, Hr, hreg);
         fence_proxy_async_global();  // read next by other CTAs' bulk copies (async proxy)
       }
     }

@@ -140,7 +140,7 @@ __device__ __forceinline__ void v7_outputs(const FwdParams<TW>& p, int dir, int 
     const int slot = !reverse ? t + 1 : (valid ? te : -1);
     if (slot >= 0) {
       const size_t srow = size_t(slot) * B + b;
-      store_state(p.rs_hs[dir] + srow * (2 * Hr) + u, Hr, h);
+      store_state(p.rs_hs[dir] + srow * (kStateSlots<TW> * Hr) + u, Hr, h);
       if (CELL == LSTM) p.rs_cs[dir][srow * Hr + u] = c;
     }
   }

@@ -15,7 +15,7 @@ namespace persist {
 
 template <int CELL, typename TW, int U, int MT, int NBS>
 class KernelV10Impl final : public Kernel {
-  using Cfg = FwdConfigV10<CELL, U, MT, NBS>;
+  using Cfg = V10Config<CELL, TW, U, MT, NBS>;
   static const void* kfn(bool train) {
     return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, U, MT, NBS, true>)
                  : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, U, MT, NBS, false>);
@@ -31,7 +31,10 @@ class KernelV10Impl final : public Kernel {
   int ub() const override { return U; }
   std::string name() const override {
     char b[96];
-    snprintf(b, sizeof b, "v10_H%d_ub%d_mt%d_nbs%d", Cfg::H, U, MT, NBS);
+    if (std::is_same<TW, float>::value)
+      snprintf(b, sizeof b, "v10_H%d_ub%d_ffma_nbs%d", Cfg::H, U, NBS);
+    else
+      snprintf(b, sizeof b, "v10_H%d_ub%d_mt%d_nbs%d", Cfg::H, U, MT, NBS);
     return b;
   }
 
@@ -119,12 +122,26 @@ class KernelV10Impl final : public Kernel {
 // H100, was slower from B = 4 up and no faster at B = 1: docs/performance.md, "PERSISTENT v10".)
 template <typename TW>
 void add_kernels_v10(std::vector<std::unique_ptr<Kernel>>& v) {
+  static_assert(sizeof(TW) == 2, "16-bit storage; float32: add_kernels_v10_f32");
   v.emplace_back(new KernelV10Impl<LSTM, TW, 16, 2, 4>());
   v.emplace_back(new KernelV10Impl<LSTM, TW, 16, 2, 8>());
   v.emplace_back(new KernelV10Impl<LSTM, TW, 16, 2, 16>());
   v.emplace_back(new KernelV10Impl<GRU, TW, 16, 3, 4>());
   v.emplace_back(new KernelV10Impl<GRU, TW, 16, 3, 8>());
   v.emplace_back(new KernelV10Impl<GRU, TW, 16, 3, 16>());
+}
+
+// float32 (FFMA, session 15): 8 units per CTA (128 CTAs per group: one group per direction on an H100, so B <= 16
+// and one direction), LSTM 32 and GRU 24 W rows per CTA, 64 W registers per thread; tiles of 1, 4, 8 and 16.
+inline void add_kernels_v10_f32_set(std::vector<std::unique_ptr<Kernel>>& v) {
+  v.emplace_back(new KernelV10Impl<LSTM, float, 8, 1, 1>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 8, 1, 4>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 8, 1, 8>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 8, 1, 16>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 8, 1, 1>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 8, 1, 4>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 8, 1, 8>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 8, 1, 16>());
 }
 
 }  // namespace persist
