@@ -116,6 +116,15 @@ int v9_nbs_forced() { return env_int("OPENRNN_PERSIST_V9_NBS"); }
 int persist_v10_mode() { return env_switch01("OPENRNN_PERSIST_V10"); }
 int v10_nbs_forced() { return env_int("OPENRNN_PERSIST_V10_NBS"); }
 
+// Where v10 runs by default: wherever its plan fits, except float32 at H = 512 below B = kV10F32MinB512, where v6's
+// tiles of one and two sequences per cluster (h through DSMEM; B <= 14) beat v10's two L2 round trips per step (H200,
+// µs/step, v6 -> v10: B = 4 2.13 -> 2.57, B = 12 3.33 -> 3.68; from B = 15 on v4's cluster mode runs instead: B = 16
+// 5.24 -> 3.87, B = 64 13.5 -> 10.6; docs/performance.md, "PERSISTENT v10 in float32").
+constexpr int kV10F32MinB512 = 15;
+bool v10_preferred(openrnn_data_type dt, int H, int B) {
+  return !(dt == OPENRNN_DATA_FLOAT && H == 512 && B < kV10F32MinB512);
+}
+
 // Where v7 runs by default (docs/performance.md, "PERSISTENT v7"; H100, float16/bfloat16 inference, µs/step, v4 ->
 // v7): B >= 16. B = 64: 3.9-9.9 -> 2.8-5.4 at H <= 512, 28.1-28.9 -> 11.3-11.9 at H = 1024; B = 256 H = 256
 // 8.4-10.3 -> 5.4-5.5; B = 16 H = 1024 8.3-8.6 -> 5.6-6.0. At B = 16 with H <= 512 the two are within 3%.
@@ -170,9 +179,11 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
     // v9: not while a v6 shape is forced (unless v9 is forced too)
     if (k->version() == 9 && (v9mode == 0 || (v9nbs > 0 && k->bc() != v9nbs) || (v6f.c > 0 && v9mode != 1)))
       continue;
-    // v10: the same, and only where the bulk-copy rows are whole 16-byte chunks (H % 8 in 16 bits, H % 4 in float32)
+    // v10: the same, only where the bulk-copy rows are whole 16-byte chunks (H % 8 in 16 bits, H % 4 in float32),
+    // and unless forced where v10_preferred says
     if (k->version() == 10 && (v10mode == 0 || (v10nbs > 0 && k->bc() != v10nbs) || (v6f.c > 0 && v10mode != 1) ||
-                               H_ % (dt == OPENRNN_DATA_FLOAT ? 4 : 8) != 0))
+                               H_ % (dt == OPENRNN_DATA_FLOAT ? 4 : 8) != 0 ||
+                               (v10mode != 1 && !v10_preferred(dt, H, B))))
       continue;
     cand.push_back(k.get());
   }

@@ -25,10 +25,10 @@
 // Per step t:
 //  1. the input projections of the thread's cell element (registers; issued before the wait);
 //  2. t > 0: thread 0 waits until the group's counter reaches C * t (every CTA wrote its units of h_{t-1} into
-//     hg[(t-1)&1] and arrived with a GPU-scope release), fences the generic -> async proxy, arms the CTA's mbarrier
-//     with the bytes of the tile's state (2 nb rows of Hr halves) and issues its share of the rows (n = crank, crank
-//     + CL, ...): cp.async.bulk global -> shared::cluster with .multicast::cluster to every CTA of its cluster,
-//     completing on each one's hb[t&1] and mbarrier. Every thread waits for the phase;
+//     hg[(t-1)&1] and arrived with a GPU-scope release) and arms the CTA's mbarrier with the bytes of the tile's
+//     state (2 nb rows of Hr halves); the lanes of warp 0 fence the generic -> async proxy and issue the CTA's share
+//     of the rows (n = crank, crank + CL, ...): cp.async.bulk global -> shared::cluster with .multicast::cluster to
+//     every CTA of its cluster, completing on each one's hb[t&1] and mbarrier. Every thread waits for the phase;
 //  3. product: the warp's KTW k tiles x MT m-tiles x all NTL n8 tiles of hb[t&1] (ldmatrix), hi + lo summed in
 //     registers -> part[ks][s][row];
 //  4. __syncthreads; cell: thread e < NBS*U -> (sequence e / U, unit e % U), fixed for the launch, so c and h
@@ -68,11 +68,12 @@ namespace openrnn {
 namespace cuda {
 namespace persist {
 
-template <int CELL, int U_, int MT_, int NBS_>
+template <int CELL, int H_, int U_, int MT_, int NBS_>
 struct FwdConfigV10 {
   static constexpr int G = CellTraits<CELL>::G;
   static_assert(G == 4 || G == 3, "v10 is built for LSTM and GRU");
-  static constexpr int H = 1024, U = U_, NBS = NBS_;
+  static_assert(H_ == 1024, "16-bit v10: H = 1024 (v9 takes H <= 512)");
+  static constexpr int H = H_, U = U_, NBS = NBS_;
   static constexpr int C = H / U;     // CTAs per group
   static constexpr int RWS = G * U;   // W rows per CTA
   static_assert(RWS % 16 == 0, "whole m16 tiles");
@@ -105,17 +106,17 @@ struct FwdConfigV10 {
 // of those columns: 64 float registers, loaded once. The state is NBS float rows (no hi / lo split);
 // the exchange rows are [B][Hr] float (the bytes of the 16-bit [B][2][Hr]). Tiles of 1, 4, 8, 16 sequences: every
 // tile row costs its FFMAs whether the sequence exists or not, so B = 1 gets a tile of its own.
-template <int CELL, int U_, int NBS_>
+template <int CELL, int H_, int U_, int NBS_>
 struct FwdConfigV10F32 {
   static constexpr int G = CellTraits<CELL>::G;
   static_assert(G == 4 || G == 3, "v10 is built for LSTM and GRU");
-  static constexpr int H = 1024, U = U_, NBS = NBS_;
+  static constexpr int H = H_, U = U_, NBS = NBS_;
   static constexpr int C = H / U;
   static constexpr int RWS = G * U;
   static_assert(RWS <= 32, "one W row per lane");
   static constexpr int NW = 16, NT = NW * 32, KS = NW;
   static constexpr int KPW = H / KS;  // k per warp
-  static_assert(U == 8 && KPW == 64, "lane = 4 groups x 8 units; a group's 4 float4 chunks of the warp's 64 k");
+  static_assert(U == 8 && KPW % 16 == 0, "lane = 4 groups x 8 units; a group's float4 chunks of the warp's k");
   static constexpr int GL = 4, JL = KPW / 16;  // per lane: 4 gate rows (GRU: 3 + a zero one) x JL float4 chunks
   static_assert(NBS == 1 || NBS % 4 == 0, "row blocks of 1 or 4 (the reduce-scatter's flat index)");
   static constexpr int N = NBS;       // state rows
@@ -128,9 +129,9 @@ struct FwdConfigV10F32 {
   static constexpr size_t smem_bytes() { return size_t(2) * N * LDH * 4 + size_t(KS) * NBS * RL * 4 + 16; }
 };
 
-template <int CELL, typename TW, int U, int MT, int NBS>
-using V10Config = typename std::conditional<std::is_same<TW, float>::value, FwdConfigV10F32<CELL, U, NBS>,
-                                            FwdConfigV10<CELL, U, MT, NBS>>::type;
+template <int CELL, typename TW, int H, int U, int MT, int NBS>
+using V10Config = typename std::conditional<std::is_same<TW, float>::value, FwdConfigV10F32<CELL, H, U, NBS>,
+                                            FwdConfigV10<CELL, H, U, MT, NBS>>::type;
 
 // Proxy fence: this thread's earlier generic-proxy accesses of global memory (and what they made visible to it: the
 // acquired h of other CTAs) ordered before its later async-proxy ones (bulk copies). The writer runs it after its h
@@ -165,10 +166,10 @@ __device__ __forceinline__ void bulk_multicast(void* dst, const void* src, unsig
       : "memory");
 }
 
-template <int CELL, typename TW, int U_, int MT_, int NBS, bool TRAIN = false>
-__global__ void __launch_bounds__(V10Config<CELL, TW, U_, MT_, NBS>::NT, 1)
+template <int CELL, typename TW, int H_, int U_, int MT_, int NBS, bool TRAIN = false>
+__global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
     persist_fwd_v10_kernel(const FwdParams<TW> p) {
-  using Cfg = V10Config<CELL, TW, U_, MT_, NBS>;
+  using Cfg = V10Config<CELL, TW, H_, U_, MT_, NBS>;
   using S = Store<TW>;
   constexpr bool F32 = std::is_same<TW, float>::value;
   constexpr int SR = kStateSlots<TW>;  // state rows per sequence: hi and lo, or the float32 h
@@ -278,15 +279,21 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, U_, MT_, NBS>::NT, 1)
     }
     // 2. h_{t-1}: the group's arrivals, then this cluster's multicast of the tile's rows (phase t-1 of bar)
     if (t > 0) {
-      if (tid == 0) {
-        while (ld_acquire_gpu(counter) < unsigned(C) * unsigned(t)) {
+      if (warp == 0) {
+        if (lane == 0) {
+          while (ld_acquire_gpu(counter) < unsigned(C) * unsigned(t)) {
+          }
+          stamp(t, 1);
+          mbar_arrive_expect_tx_cta(bar, step_bytes);
         }
-        stamp(t, 1);
+        // The lanes of warp 0 issue the rows (n = crank + ncl * lane, ...): at 16-32 rows per CTA one thread took
+        // ~100 cycles per copy. __syncwarp orders lane 0's acquire (and the arming) before every lane's fence and
+        // copies.
+        __syncwarp();
         fence_proxy_async_global();  // the acquired h_{t-1} before the copies that read it (async proxy)
-        mbar_arrive_expect_tx_cta(bar, step_bytes);
         const TW* src = hx + size_t((t - 1) & 1) * hbuf + size_t(SR * b0) * Hr;
         TW* dst = hb + (t & 1) * N * LDH;
-        for (int n = int(crank); n < SR * nb; n += int(ncl))
+        for (int n = int(crank) + int(ncl) * lane; n < SR * nb; n += 32 * int(ncl))
           bulk_multicast(dst + n * LDH, src + size_t(n) * Hr, unsigned(Hr) * unsigned(sizeof(TW)), bar, mask);
         stamp(t, 2);
       }
@@ -302,8 +309,14 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, U_, MT_, NBS>::NT, 1)
     // of the flat indices grp*QB + y, y < QB, over the warp's 64 columns -> part[ks][q][i*U + ul].
     if constexpr (F32) {
       constexpr int QB = NBS < 4 ? NBS : 4, V = 4 * QB;
+      // Blocks of 4 rows: lane group grp takes the rows in the order q ^ grp, so that the values each lane keeps in
+      // the reduce-scatter are always its first half (no selects; what lane group grp ends with is unchanged).
+      constexpr bool PERM = QB == 4;
       const int grp = lane >> 3, ul = lane & 7;
       const float* hs = reinterpret_cast<const float*>(hb) + (t & 1) * N * LDH + ks * KPW + grp * 4;
+      int roff[QB];
+#pragma unroll
+      for (int q = 0; q < QB; ++q) roff[q] = (PERM ? q ^ grp : q) * LDH;
 #pragma unroll 1
       for (int q0 = 0; q0 < NBS; q0 += QB) {
         float v[V];
@@ -313,7 +326,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, U_, MT_, NBS>::NT, 1)
         for (int j = 0; j < Cfg::JL; ++j)
 #pragma unroll
           for (int q = 0; q < QB; ++q) {
-            const float4 hv = *reinterpret_cast<const float4*>(hs + (q0 + q) * LDH + 16 * j);
+            const float4 hv = *reinterpret_cast<const float4*>(hs + q0 * LDH + roff[q] + 16 * j);
 #pragma unroll
             for (int i = 0; i < Cfg::GL; ++i) {
               float& a = v[q * 4 + i];
@@ -325,13 +338,13 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, U_, MT_, NBS>::NT, 1)
           }
 #pragma unroll
         for (int x = 0; x < V / 2; ++x) {
-          const bool up = lane & 16;
+          const bool up = !PERM && (lane & 16);
           const float send = up ? v[x] : v[x + V / 2], keep = up ? v[x + V / 2] : v[x];
           v[x] = __fadd_rn(keep, __shfl_xor_sync(0xffffffffu, send, 16));
         }
 #pragma unroll
         for (int x = 0; x < V / 4; ++x) {
-          const bool up = lane & 8;
+          const bool up = !PERM && (lane & 8);
           const float send = up ? v[x] : v[x + V / 4], keep = up ? v[x + V / 4] : v[x];
           v[x] = __fadd_rn(keep, __shfl_xor_sync(0xffffffffu, send, 8));
         }

@@ -13,12 +13,12 @@ namespace openrnn {
 namespace cuda {
 namespace persist {
 
-template <int CELL, typename TW, int U, int MT, int NBS>
+template <int CELL, typename TW, int HC, int U, int MT, int NBS>
 class KernelV10Impl final : public Kernel {
-  using Cfg = V10Config<CELL, TW, U, MT, NBS>;
+  using Cfg = V10Config<CELL, TW, HC, U, MT, NBS>;
   static const void* kfn(bool train) {
-    return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, U, MT, NBS, true>)
-                 : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, U, MT, NBS, false>);
+    return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, true>)
+                 : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, false>);
   }
 
  public:
@@ -97,8 +97,8 @@ class KernelV10Impl final : public Kernel {
       OPENRNN_CUDA_CHECK(cudaMemsetAsync(dprof, 0, 16 * 8 * sizeof(long long), s));
       p.prof = dprof;
     }
-    launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, U, MT, NBS, true>
-                                   : persist_fwd_v10_kernel<CELL, TW, U, MT, NBS, false>,
+    launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, true>
+                                   : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, false>,
                       p, pl.C * pl.groups, a.D, Cfg::NT, pl.smem, pl.cl, s, true);
     if (p.prof) {
       long long h[16 * 8];
@@ -123,25 +123,35 @@ class KernelV10Impl final : public Kernel {
 template <typename TW>
 void add_kernels_v10(std::vector<std::unique_ptr<Kernel>>& v) {
   static_assert(sizeof(TW) == 2, "16-bit storage; float32: add_kernels_v10_f32");
-  v.emplace_back(new KernelV10Impl<LSTM, TW, 16, 2, 4>());
-  v.emplace_back(new KernelV10Impl<LSTM, TW, 16, 2, 8>());
-  v.emplace_back(new KernelV10Impl<LSTM, TW, 16, 2, 16>());
-  v.emplace_back(new KernelV10Impl<GRU, TW, 16, 3, 4>());
-  v.emplace_back(new KernelV10Impl<GRU, TW, 16, 3, 8>());
-  v.emplace_back(new KernelV10Impl<GRU, TW, 16, 3, 16>());
+  v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 4>());
+  v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 8>());
+  v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 16>());
+  v.emplace_back(new KernelV10Impl<GRU, TW, 1024, 16, 3, 4>());
+  v.emplace_back(new KernelV10Impl<GRU, TW, 1024, 16, 3, 8>());
+  v.emplace_back(new KernelV10Impl<GRU, TW, 1024, 16, 3, 16>());
 }
 
-// float32 (FFMA, session 15): 8 units per CTA (128 CTAs per group: one group per direction on an H100, so B <= 16
-// and one direction), LSTM 32 and GRU 24 W rows per CTA, 64 W registers per thread; tiles of 1, 4, 8 and 16.
+// float32 (FFMA, session 15): 8 units per CTA, LSTM 32 and GRU 24 W rows per CTA. H = 1024: 128 CTAs per group (one
+// group per direction on an H100 or H200, so B <= 16 and one direction), 64 W registers per thread, tiles of 1, 4, 8,
+// 16. H = 512: 64 CTAs per group (two groups: one direction B <= 64, or both directions B <= 32), 32 W registers per
+// thread, tiles of 4, 8, 16, 32 (choose() takes it from B = kV10F32MinB512 on).
 inline void add_kernels_v10_f32_set(std::vector<std::unique_ptr<Kernel>>& v) {
-  v.emplace_back(new KernelV10Impl<LSTM, float, 8, 1, 1>());
-  v.emplace_back(new KernelV10Impl<LSTM, float, 8, 1, 4>());
-  v.emplace_back(new KernelV10Impl<LSTM, float, 8, 1, 8>());
-  v.emplace_back(new KernelV10Impl<LSTM, float, 8, 1, 16>());
-  v.emplace_back(new KernelV10Impl<GRU, float, 8, 1, 1>());
-  v.emplace_back(new KernelV10Impl<GRU, float, 8, 1, 4>());
-  v.emplace_back(new KernelV10Impl<GRU, float, 8, 1, 8>());
-  v.emplace_back(new KernelV10Impl<GRU, float, 8, 1, 16>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 1024, 8, 1, 1>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 1024, 8, 1, 4>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 1024, 8, 1, 8>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 1024, 8, 1, 16>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 1024, 8, 1, 1>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 1024, 8, 1, 4>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 1024, 8, 1, 8>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 1024, 8, 1, 16>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 512, 8, 1, 4>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 512, 8, 1, 8>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 512, 8, 1, 16>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 512, 8, 1, 32>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 512, 8, 1, 4>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 512, 8, 1, 8>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 512, 8, 1, 16>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 512, 8, 1, 32>());
 }
 
 }  // namespace persist

@@ -20,8 +20,9 @@
 // 16-bit LSTM/GRU at H = 1024 on tensor cores (persistent_fwd_v10.cuh): a group of 64 CTAs of 16 units per batch tile
 // of up to 16 sequences, W_hh in registers (LSTM 128 KB per CTA: 64 per thread), h exchanged through L2 and multicast
 // into each CTA's shared memory in clusters of 8 / 4 / 2 (H100: one direction B <= 32, two B <= 16). float32 LSTM/GRU
-// at H = 1024 on the same kernel with an FFMA product: 128 CTAs of 8 units (LSTM 128 KB of W_hh per CTA, 64 registers
-// per thread), clusters of 2 (H100: one direction, B <= 16).
+// at H = 1024 and 512 on the same kernel with an FFMA product: CTAs of 8 units (H = 1024: 128 per group, LSTM 128 KB
+// of W_hh per CTA, 64 registers per thread, one direction, B <= 16; H = 512: 64 per group, two groups, B <= 64 with
+// one direction, 32 with two), clusters of 2.
 // 16-bit LSTM/GRU at H <= 512 on tensor cores in clusters (persistent_fwd_v9.cuh): v6's cluster and slice (32 units
 // per CTA, clusters of 8 / 16), W_hh held in registers as mma fragments (64 per thread at H = 512), tiles of 4, 8 or
 // 16 sequences per cluster (the split state of the tile in shared memory, double-buffered).
