@@ -121,7 +121,8 @@ struct FwdConfigV10F32 {
   static_assert(NBS == 1 || NBS % 4 == 0, "row blocks of 1 or 4 (the reduce-scatter's flat index)");
   static constexpr int N = NBS;       // state rows
   static_assert(NBS * U <= NT, "one cell element per thread");
-  static constexpr int LDH = H + 4;   // state row stride, floats (16-byte aligned bulk-copy rows)
+  static constexpr int LDH = H;       // state row stride, floats: unpadded (the lane groups' float4 reads are one
+                                      // wavefront at any stride), so that at Hr == H the tile's rows are one block
   static constexpr int RL = 40;       // partial-sum row stride, floats (= 8 mod 32: the cell's reads of 4 sequences
                                       // x 8 units per warp are conflict-free)
   static constexpr int MT = 1, MG = 1, KTW = 1, NTL = 1, WLD = 1;  // the 16-bit product's, unused
@@ -258,6 +259,13 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   const size_t hbuf = size_t(B) * SR * Hr;
   unsigned* counter = p.flags[dir] + group;
   const uint16_t mask = uint16_t((1u << ncl) - 1u);
+  // float32 at Hr == H: the tile's rows are contiguous in hg and in hb (LDH == H), so each CTA of the cluster copies
+  // its share as one block, rows [blk_n0, blk_n0 + per) (one copy per row cost ~1100 cycles of issue at 16 rows per
+  // CTA). Fixed for the launch.
+  const bool block_copy = LDH == Hr;
+  const int blk_per = (SR * nb + int(ncl) - 1) / int(ncl), blk_n0 = int(crank) * blk_per;
+  const unsigned blk_bytes =
+      unsigned(max(0, min(blk_n0 + blk_per, SR * nb) - blk_n0)) * unsigned(Hr) * unsigned(sizeof(TW));
   const float* xp = p.xproj[dir];
   // Phase profile (OPENRNN_PERSIST_PROF=1, persistent_kernels_v10.cuh): clock64 stamps of CTA (0, 0) thread 0 for
   // steps 8..23: 0 step start, 1 counter reached, 2 copies issued, 3 state landed, 4 product done, 5 cell + h
@@ -293,8 +301,13 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
         fence_proxy_async_global();  // the acquired h_{t-1} before the copies that read it (async proxy)
         const TW* src = hx + size_t((t - 1) & 1) * hbuf + size_t(SR * b0) * Hr;
         TW* dst = hb + (t & 1) * N * LDH;
-        for (int n = int(crank) + int(ncl) * lane; n < SR * nb; n += 32 * int(ncl))
-          bulk_multicast(dst + n * LDH, src + size_t(n) * Hr, unsigned(Hr) * unsigned(sizeof(TW)), bar, mask);
+        if (block_copy) {
+          if (lane == 0 && blk_bytes > 0)
+            bulk_multicast(dst + blk_n0 * LDH, src + size_t(blk_n0) * Hr, blk_bytes, bar, mask);
+        } else {
+          for (int n = int(crank) + int(ncl) * lane; n < SR * nb; n += 32 * int(ncl))
+            bulk_multicast(dst + n * LDH, src + size_t(n) * Hr, unsigned(Hr) * unsigned(sizeof(TW)), bar, mask);
+        }
         stamp(t, 2);
       }
       mbar_wait_parity(bar, (t - 1) & 1);
@@ -317,7 +330,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
       int roff[QB];
 #pragma unroll
       for (int q = 0; q < QB; ++q) roff[q] = (PERM ? q ^ grp : q) * LDH;
-#pragma unroll 1
+      constexpr int QU = KPW == 32 ? 2 : 1;  // H = 512: two row blocks per iteration (32 W registers leave room)
+#pragma unroll QU
       for (int q0 = 0; q0 < NBS; q0 += QB) {
         float v[V];
 #pragma unroll
