@@ -94,6 +94,9 @@ std::vector<PCase> cases() {
   // tile of 8 with ragged lengths (the float32 rows of the cases above take tiles of 4 and 16, H = 1000 included).
   v.push_back(make("lstm_H1024_B1", OPENRNN_CELL_LSTM, 8, 1024, 1, false, 6, 1, false));
   v.push_back(make("gru_H1024_B7_ragged", OPENRNN_CELL_GRU, 8, 1024, 1, false, 5, 7, true));
+  // One sequence: v10's tagged-word exchange by default (OPENRNN_PERSIST_V10_LL), its counter and bulk copy with tiles
+  // of 8 or 16 forced.
+  v.push_back(make("gru_H1024_B1", OPENRNN_CELL_GRU, 8, 1024, 1, false, 6, 1, false));
   // ... and at H = 512 (64 CTAs per group, by default from B = 8): two groups of 20 (tiles of 32), and one group per
   // direction.
   v.push_back(make("lstm_H512_B40_ragged", OPENRNN_CELL_LSTM, 8, 512, 1, false, 4, 40, true));

@@ -15,8 +15,9 @@
 //
 // Workspace (inference), in order, each region 256-byte aligned (Carver): cuBLAS slices | lengths int32[B] (ragged
 // only) | per direction: xproj float32 [T, B, G*Hc], bx, bh float32 [G*H], h0, c0, hn, cn float32 [B, H],
-// hg float32 [2, B, Hc], counters uint32[kMaxGroups] | layer outputs ping-pong T [T, B, D*H] x 2 (L > 1) | x staged
-// sequence-major T [T, B, I] (batch-major input) | y staged T [T, B, D*H] (batch-major output or padding fill != 0).
+// hg float32 [2, B, Hc] (8 bytes per element: v10's tagged words), counters uint32[kMaxGroups] | layer outputs
+// ping-pong T [T, B, D*H] x 2 (L > 1) | x staged sequence-major T [T, B, I] (batch-major input) | y staged T [T, B,
+// D*H] (batch-major output or padding fill != 0).
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -377,7 +378,7 @@ Layout make_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x) {
     s.c0[d] = take(BH * 4);
     s.hn[d] = take(BH * 4);
     s.cn[d] = take(BH * 4);
-    s.hg[d] = take(2 * BHc * 4);
+    s.hg[d] = take(2 * BHc * 8);  // float32 [2][B][Hc], or v10's tagged words [groups <= B][2][Hc] x 8 bytes
     s.flags[d] = take(sizeof(unsigned) * persist::kMaxGroups);
   }
   if (s.L > 1)

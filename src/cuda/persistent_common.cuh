@@ -109,6 +109,7 @@ struct FwdParams {
   float* hg[2];           // grid mode: [2, B, H] float32 exchange buffers
   unsigned* flags[2];     // grid mode: v1 [C] per-CTA step flags; v2 [groups] arrival counters; zeroed before launch
   long long* prof;        // optional: clock64() stamps of CTA (0,0) thread 0 for steps 8..23, [16][8]
+  int ll;                 // v10: exchange tiles of one sequence as tagged words (persistent_fwd_v10.cuh), hg zeroed
   float clip;             // LSTM cell clipping: c' clamped to [-clip, clip] when > 0 (v3 kernel)
   // Training (v4 kernel; all null for inference): the STANDARD algorithm's reserve of this layer
   // (standard_plan.h), so STANDARD's backward runs on it. Real time index rt, real hidden size Hr, GH = G*Hr.
@@ -300,6 +301,16 @@ __device__ __forceinline__ void st_release_gpu(unsigned* p, unsigned v) {
 // __syncthreads: release is cumulative) is visible to a thread that observes the new count with ld_acquire_gpu.
 __device__ __forceinline__ void red_release_gpu_add(unsigned* p, unsigned v) {
   asm volatile("red.release.gpu.global.add.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+// Tagged 8-byte words (value | step << 32), stored and loaded whole: a reader that sees the tag it expects has the
+// value (NCCL's low-latency protocol; persistent_fwd_v10.cuh).
+__device__ __forceinline__ void st_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ uint64_t ld_relaxed_gpu_u64(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+  return v;
 }
 __device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned* p) {
   unsigned v;

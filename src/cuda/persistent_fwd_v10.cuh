@@ -263,6 +263,18 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   // its share as one block, rows [blk_n0, blk_n0 + per) (one copy per row cost ~1100 cycles of issue at 16 rows per
   // CTA). Fixed for the launch.
   const bool block_copy = LDH == Hr;
+  // Tiles of one sequence with p.ll (OPENRNN_PERSIST_V10_LL): h_t travels as tagged words {h bits, t + 1} in
+  // llw[group][t & 1][Hr] (hg, zeroed before the launch), stored whole by the cell threads without a fence or a
+  // counter; every thread of every CTA re-reads its two words of the previous step until both tags match, then
+  // writes them into hb. One L2 round trip and a one-way store per step instead of the release (a round trip), the
+  // counter's poll and the bulk copy (one each). Slot t & 1 is rewritten at step t + 2 only by a CTA that has read
+  // every CTA's h_{t+1}, which each wrote after reading all of h_t: no reader still wants the old word.
+  // Compiled into the smallest tile only (float32 1, 16-bit 4: choose() takes the smallest tile that holds a group's
+  // sequences; in float32 LSTM's tiles of 4 the extra code made the training variant spill); both read from the
+  // parameter block where used (kept live across the step, they made ptxas spill).
+  constexpr bool LL = NBS == (F32 ? 1 : 4);
+  auto ll_on = [&]() { return LL && p.ll != 0 && p.BT == 1; };
+  auto llw = [&]() { return reinterpret_cast<uint64_t*>(p.hg[dir]) + size_t(blockIdx.x / C) * 2 * Hr; };
   const int blk_per = (SR * nb + int(ncl) - 1) / int(ncl), blk_n0 = int(crank) * blk_per;
   const unsigned blk_bytes =
       unsigned(max(0, min(blk_n0 + blk_per, SR * nb) - blk_n0)) * unsigned(Hr) * unsigned(sizeof(TW));
@@ -286,7 +298,29 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
       for (int g = 0; g < G; ++g) xv[g] = valid ? row[g * Hx] : 0.f;
     }
     // 2. h_{t-1}: the group's arrivals, then this cluster's multicast of the tile's rows (phase t-1 of bar)
-    if (t > 0) {
+    if (t > 0 && ll_on()) {
+      stamp(t, 1);
+      stamp(t, 2);
+      TW* const row = hb + (t & 1) * N * LDH;
+      const uint64_t* src = llw() + size_t((t - 1) & 1) * Hr;
+      for (int k = 2 * tid; k < Hr; k += 2 * NT) {
+        uint64_t a = ld_relaxed_gpu_u64(src + k), c = ld_relaxed_gpu_u64(src + k + 1);
+        while (unsigned(a >> 32) != unsigned(t) || unsigned(c >> 32) != unsigned(t)) {
+          __nanosleep(20);
+          a = ld_relaxed_gpu_u64(src + k);
+          c = ld_relaxed_gpu_u64(src + k + 1);
+        }
+        const float h0v = __uint_as_float(unsigned(a)), h1v = __uint_as_float(unsigned(c));
+        row[k] = S::from_f(h0v);
+        row[k + 1] = S::from_f(h1v);
+        if constexpr (SR == 2) {
+          row[LDH + k] = S::from_f(h0v - S::to_f(S::from_f(h0v)));
+          row[LDH + k + 1] = S::from_f(h1v - S::to_f(S::from_f(h1v)));
+        }
+      }
+      __syncthreads();
+      stamp(t, 3);
+    } else if (t > 0) {
       if (warp == 0) {
         if (lane == 0) {
           while (ld_acquire_gpu(counter) < unsigned(C) * unsigned(t)) {
@@ -427,13 +461,17 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
         v7_cell<CELL>(xv, gbx, gbh, sg, p.clip, hreg, creg, act, sn);
       }
       if (t + 1 < T) {
-        store_state(hx + size_t(t & 1) * hbuf + size_t(b) * SR * Hr + u, Hr, hreg);
-        fence_proxy_async_global();  // read next by other CTAs' bulk copies (async proxy)
+        if (ll_on()) {
+          st_relaxed_gpu_u64(llw() + size_t(t & 1) * Hr + u, (uint64_t(t + 1) << 32) | __float_as_uint(hreg));
+        } else {
+          store_state(hx + size_t(t & 1) * hbuf + size_t(b) * SR * Hr + u, Hr, hreg);
+          fence_proxy_async_global();  // read next by other CTAs' bulk copies (async proxy)
+        }
       }
     }
     // 5. publish h_t: one release arrival, cumulative over the CTA's stores through the barrier
     __syncthreads();
-    if (tid == 0 && t + 1 < T) red_release_gpu_add(counter, 1u);
+    if (tid == 0 && t + 1 < T && !ll_on()) red_release_gpu_add(counter, 1u);
     stamp(t, 5);
     // 6. the step's outputs
     if (live) v7_outputs<CELL, TW, TRAIN>(p, dir, t, len, b, u, hreg, creg, act, sn);
