@@ -167,7 +167,7 @@ __device__ __forceinline__ void bulk_multicast(void* dst, const void* src, unsig
       : "memory");
 }
 
-template <int CELL, typename TW, int H_, int U_, int MT_, int NBS, bool TRAIN = false>
+template <int CELL, typename TW, int H_, int U_, int MT_, int NBS, bool LLV, bool TRAIN = false>
 __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
     persist_fwd_v10_kernel(const FwdParams<TW> p) {
   using Cfg = V10Config<CELL, TW, H_, U_, MT_, NBS>;
@@ -269,10 +269,11 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   // writes them into hb. One L2 round trip and a one-way store per step instead of the release (a round trip), the
   // counter's poll and the bulk copy (one each). Slot t & 1 is rewritten at step t + 2 only by a CTA that has read
   // every CTA's h_{t+1}, which each wrote after reading all of h_t: no reader still wants the old word.
-  // Compiled into the smallest tile only (float32 1, 16-bit 4: choose() takes the smallest tile that holds a group's
-  // sequences; in float32 LSTM's tiles of 4 the extra code made the training variant spill); both read from the
-  // parameter block where used (kept live across the step, they made ptxas spill).
-  constexpr bool LL = NBS == (F32 ? 1 : 4);
+  // Compiled only into the instantiations with LLV (float32: the tile of 1; 16-bit: a second tile of 4, which plans
+  // only one sequence per group: with the extra code in it the tile of 4 ran B = 2-4 3-6% slower, and in float32
+  // LSTM's tiles of 4 it made the training variant spill); both read from the parameter block where used (kept live
+  // across the step, they made ptxas spill).
+  constexpr bool LL = LLV;
   auto ll_on = [&]() { return LL && p.ll != 0 && p.BT == 1; };
   auto llw = [&]() { return reinterpret_cast<uint64_t*>(p.hg[dir]) + size_t(blockIdx.x / C) * 2 * Hr; };
   const int blk_per = (SR * nb + int(ncl) - 1) / int(ncl), blk_n0 = int(crank) * blk_per;

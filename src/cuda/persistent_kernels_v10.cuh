@@ -13,12 +13,13 @@ namespace openrnn {
 namespace cuda {
 namespace persist {
 
-template <int CELL, typename TW, int HC, int U, int MT, int NBS>
+// LLV: the tagged-word exchange for tiles of one sequence is compiled in, and the plan takes one sequence per group only.
+template <int CELL, typename TW, int HC, int U, int MT, int NBS, bool LLV = false>
 class KernelV10Impl final : public Kernel {
   using Cfg = V10Config<CELL, TW, HC, U, MT, NBS>;
   static const void* kfn(bool train) {
-    return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, true>)
-                 : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, false>);
+    return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true>)
+                 : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false>);
   }
 
  public:
@@ -32,9 +33,9 @@ class KernelV10Impl final : public Kernel {
   std::string name() const override {
     char b[96];
     if (std::is_same<TW, float>::value)
-      snprintf(b, sizeof b, "v10_H%d_ub%d_ffma_nbs%d", Cfg::H, U, NBS);
+      snprintf(b, sizeof b, "v10_H%d_ub%d_ffma_nbs%d%s", Cfg::H, U, NBS, LLV ? "_ll" : "");
     else
-      snprintf(b, sizeof b, "v10_H%d_ub%d_mt%d_nbs%d", Cfg::H, U, MT, NBS);
+      snprintf(b, sizeof b, "v10_H%d_ub%d_mt%d_nbs%d%s", Cfg::H, U, MT, NBS, LLV ? "_ll" : "");
     return b;
   }
 
@@ -70,6 +71,10 @@ class KernelV10Impl final : public Kernel {
       if (groups < 1) continue;
       const int bt = (B + groups - 1) / groups;
       if (bt > NBS) continue;
+      if (LLV && bt != 1) {  // the plain tile takes it with the same cluster size
+        pl.why = "v10: the tagged-word tile takes one sequence per group only";
+        return pl;
+      }
       pl.C = C;
       pl.BT = bt;
       pl.groups = (B + bt - 1) / bt;
@@ -92,8 +97,7 @@ class KernelV10Impl final : public Kernel {
     // 2.56-2.70 -> 2.18-2.37, float16 LSTM 2.52 -> 2.04, GRU 2.47 -> 1.99); OPENRNN_PERSIST_V10_LL=0 (developer
     // switch, read at every launch) keeps the counter and the bulk copy. Their buffer, [groups][2][Hr] 8-byte words in
     // hg, starts zeroed (no tag of an earlier launch may match).
-    constexpr int kLLTile = std::is_same<TW, float>::value ? 1 : 4;  // the tile that has the tagged-word exchange
-    p.ll = env_switch01("OPENRNN_PERSIST_V10_LL") != 0 && pl.BT == 1 && NBS == kLLTile;
+    p.ll = LLV && env_switch01("OPENRNN_PERSIST_V10_LL") != 0 && pl.BT == 1;
     if (p.ll)
       for (int i = 0; i < a.D; ++i)
         OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.hg[i], 0, size_t(pl.groups) * 2 * a.Hr * sizeof(uint64_t), s));
@@ -106,8 +110,8 @@ class KernelV10Impl final : public Kernel {
       OPENRNN_CUDA_CHECK(cudaMemsetAsync(dprof, 0, 16 * 8 * sizeof(long long), s));
       p.prof = dprof;
     }
-    launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, true>
-                                   : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, false>,
+    launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true>
+                                   : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false>,
                       p, pl.C * pl.groups, a.D, Cfg::NT, pl.smem, pl.cl, s, true);
     if (p.prof) {
       long long h[16 * 8];
@@ -131,6 +135,9 @@ class KernelV10Impl final : public Kernel {
 // H100, was slower from B = 4 up and no faster at B = 1: docs/performance.md, "PERSISTENT v10".)
 template <typename TW>
 void add_kernels_v10(std::vector<std::unique_ptr<Kernel>>& v) {
+  // The tile of 4 with the tagged-word exchange, for one sequence per group (choose() tries it before the plain one)
+  v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 4, true>());
+  v.emplace_back(new KernelV10Impl<GRU, TW, 1024, 16, 3, 4, true>());
   static_assert(sizeof(TW) == 2, "16-bit storage; float32: add_kernels_v10_f32");
   v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 4>());
   v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 8>());

@@ -10,11 +10,11 @@ namespace persist {
 // 16. H = 512: 64 CTAs per group (two groups: one direction B <= 64, or both directions B <= 32), 32 W registers per
 // thread, tiles of 4, 8, 16, 32 (choose() takes it from B = kV10F32MinB512 on).
 void add_kernels_v10_f32(std::vector<std::unique_ptr<Kernel>>& v) {
-  v.emplace_back(new KernelV10Impl<LSTM, float, 1024, 8, 1, 1>());
+  v.emplace_back(new KernelV10Impl<LSTM, float, 1024, 8, 1, 1, true>());  // tile of one: tagged words
   v.emplace_back(new KernelV10Impl<LSTM, float, 1024, 8, 1, 4>());
   v.emplace_back(new KernelV10Impl<LSTM, float, 1024, 8, 1, 8>());
   v.emplace_back(new KernelV10Impl<LSTM, float, 1024, 8, 1, 16>());
-  v.emplace_back(new KernelV10Impl<GRU, float, 1024, 8, 1, 1>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 1024, 8, 1, 1, true>());
   v.emplace_back(new KernelV10Impl<GRU, float, 1024, 8, 1, 4>());
   v.emplace_back(new KernelV10Impl<GRU, float, 1024, 8, 1, 8>());
   v.emplace_back(new KernelV10Impl<GRU, float, 1024, 8, 1, 16>());
