@@ -111,7 +111,7 @@ __device__ __forceinline__ BwdIn<CellTraits<CELL>::G> bwd_load_in(const BwdParam
   }
   if (CELL == GRU) v.hn = p.hn[dir][row * Hr + gu];
   if (CELL == GRU || CELL == GRU_RB) {
-    const TW* hr = p.hs[dir] + (size_t(sin) * B + bg) * (size_t(Hr) * (sizeof(TW) == 2 ? 2 : 1)) + gu;
+    const TW* hr = p.hs[dir] + (size_t(sin) * B + bg) * (size_t(Hr) * kStateSlots<TW>) + gu;
     v.hp = S::to_f(hr[0]);
     if constexpr (sizeof(TW) == 2) v.hp += S::to_f(hr[Hr]);
   }

@@ -345,7 +345,7 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
             if (pk == 0 && p_live) {
               const int rt = valid ? (reverse ? len - 1 - t : t) : t;  // the acts row (cell phase below)
               const size_t row = size_t(rt) * B + b0 + b;
-              store_state(p.rs_rh[dir] + row * (Hr * (sizeof(TW) == 2 ? 2 : 1)) + u0 + pu, Hr, rhv);
+              store_state(p.rs_rh[dir] + row * (Hr * kStateSlots<TW>) + u0 + pu, Hr, rhv);
             }
           }
           float* dst = rhs + b * H + u0 + pu;
@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
               const int slot = !reverse ? t + 1 : (valid ? te : -1);
               if (slot >= 0) {
                 const size_t srow = size_t(slot) * B + b0 + b;
-                store_state(p.rs_hs[dir] + srow * (Hr * (sizeof(TW) == 2 ? 2 : 1)) + u0 + pu, Hr, hnew);
+                store_state(p.rs_hs[dir] + srow * (Hr * kStateSlots<TW>) + u0 + pu, Hr, hnew);
                 if (CELL == LSTM) p.rs_cs[dir][srow * Hr + u0 + pu] = cnew;
               }
             }

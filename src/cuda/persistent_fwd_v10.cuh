@@ -273,8 +273,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   // only one sequence per group: with the extra code in it the tile of 4 ran B = 2-4 3-6% slower, and in float32
   // LSTM's tiles of 4 it made the training variant spill); both read from the parameter block where used (kept live
   // across the step, they made ptxas spill).
-  constexpr bool LL = LLV;
-  auto ll_on = [&]() { return LL && p.ll != 0 && p.BT == 1; };
+  auto ll_on = [&]() { return LLV && p.ll != 0 && p.BT == 1; };
   auto llw = [&]() { return reinterpret_cast<uint64_t*>(p.hg[dir]) + size_t(blockIdx.x / C) * 2 * Hr; };
   const int blk_per = (SR * nb + int(ncl) - 1) / int(ncl), blk_n0 = int(crank) * blk_per;
   const unsigned blk_bytes =

@@ -337,7 +337,7 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
         const int slot = !reverse ? t + 1 : (valid ? te : -1);
         if (g == 0 && slot >= 0) {
           const size_t srow = size_t(slot) * B + b;
-          store_state(p.rs_hs[dir] + srow * (Hr * (sizeof(TW) == 2 ? 2 : 1)) + u, Hr, h);
+          store_state(p.rs_hs[dir] + srow * (Hr * kStateSlots<TW>) + u, Hr, h);
           if (CELL == LSTM) p.rs_cs[dir][srow * Hr + u] = c;
         }
       }
