@@ -107,6 +107,11 @@ std::vector<PCase> cases() {
   v.push_back(make("lstm_H512_B1", OPENRNN_CELL_LSTM, 8, 512, 1, false, 6, 1, false));
   v.push_back(make("gru_H512_B2_ragged", OPENRNN_CELL_GRU, 8, 512, 1, false, 6, 2, true));
   v.push_back(make("lstm_H512_B1_bidir", OPENRNN_CELL_LSTM, 8, 512, 1, true, 5, 1, false));
+  // ... and its 16-unit tile of one (session 17; 32 CTAs per group; by default where B * D = 3-4): four ragged
+  // sequences, two in both directions, and a padded H = 500 (the last CTA holds 4 real units of its 16).
+  v.push_back(make("lstm_H512_B4_ragged", OPENRNN_CELL_LSTM, 8, 512, 1, false, 6, 4, true));
+  v.push_back(make("gru_H512_B2_bidir_ragged", OPENRNN_CELL_GRU, 8, 512, 1, true, 5, 2, true));
+  v.push_back(make("lstm_H500_B3", OPENRNN_CELL_LSTM, 12, 500, 1, false, 5, 3, false));
   // More sequences than clusters of one column (session 11): v6's two-column tiles (H = 512: 16-bit only).
   v.push_back(make("lstm_H256_B18_ragged", OPENRNN_CELL_LSTM, 8, 256, 1, false, 5, 18, true));
   v.push_back(make("gru_H512_B12_ragged", OPENRNN_CELL_GRU, 8, 512, 1, false, 4, 12, true));

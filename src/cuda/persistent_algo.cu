@@ -122,16 +122,22 @@ int v9_nbs_forced() { return env_int("OPENRNN_PERSIST_V9_NBS"); }
 // for H = 1024, "1" takes it first wherever its plan fits; OPENRNN_PERSIST_V10_NBS=n: only tiles of n sequences.
 int persist_v10_mode() { return env_switch01("OPENRNN_PERSIST_V10"); }
 int v10_nbs_forced() { return env_int("OPENRNN_PERSIST_V10_NBS"); }
+// OPENRNN_PERSIST_V10_UB=n (developer switch, read at every call): only v10 configurations of n units per CTA.
+int v10_ub_forced() { return env_int("OPENRNN_PERSIST_V10_UB"); }
 
 // Where v10 runs by default: wherever its plan fits, except float32 at H = 512 for B*D = 3 .. kV10F32MinB512 - 1,
 // where v6's tiles of one and two sequences per cluster (h through DSMEM; B <= 14) beat v10's two L2 round trips per
 // step (H200, µs/step, v6 -> v10: B = 4 2.13 -> 2.57, B = 12 3.33 -> 3.68; from B = 15 on v4's cluster mode runs
 // instead: B = 16 5.24 -> 3.87, B = 64 13.5 -> 10.6; docs/performance.md, "PERSISTENT v10 in float32"). At B*D <= 2
 // v10's tile of one (tagged words, one group of 64 CTAs per sequence) beats v6 (H100, session 16, µs/step, v6 -> v10:
-// LSTM B = 1 2.24 -> 1.61, B = 2 2.30 -> 1.67; GRU B = 1 1.87 -> 1.55, B = 2 1.89-1.98 -> 1.57).
+// LSTM B = 1 2.24 -> 1.61, B = 2 2.30 -> 1.67; GRU B = 1 1.87 -> 1.55, B = 2 1.89-1.98 -> 1.57); at B*D = 3-4 the
+// 16-unit tile of one (groups of 32 CTAs) does (H100, session 17, v6 -> v10: LSTM B = 4 2.15 -> 1.80, B = 3 2.13 ->
+// 1.80, GRU B = 4 1.75 -> 1.70, LSTM B = 2 D = 2 2.45 -> 2.13), and at B*D <= 2 ties the 8-unit one.
 constexpr int kV10F32MinB512 = 15;
-bool v10_preferred(openrnn_data_type dt, int H, int B, int D) {
-  return !(dt == OPENRNN_DATA_FLOAT && H == 512 && B * D > 2 && B < kV10F32MinB512);
+bool v10_preferred(const Kernel* k, openrnn_data_type dt, int H, int B, int D) {
+  if (dt != OPENRNN_DATA_FLOAT || H != 512 || B >= kV10F32MinB512 || B * D <= 2) return true;
+  // B * D = 3-4: the 16-unit tile of one only (four groups of 32 CTAs), not v10's tiles of 4 (two groups of 64)
+  return B * D <= 4 && k->ub() == 16;
 }
 
 // Where v7 runs by default (docs/performance.md, "PERSISTENT v7"; H100, float16/bfloat16 inference, µs/step, v4 ->
@@ -172,7 +178,7 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   const int v7mode = persist_v7_mode();
   const V6Shape v6f = v6_shape_forced();
   const int v9mode = persist_v9_mode(), v9nbs = v9_nbs_forced();
-  const int v10mode = persist_v10_mode(), v10nbs = v10_nbs_forced();
+  const int v10mode = persist_v10_mode(), v10nbs = v10_nbs_forced(), v10ub = v10_ub_forced();
   const bool v7 = v7mode != 0 && (dt == OPENRNN_DATA_HALF || dt == OPENRNN_DATA_BFLOAT16) && H_ % 8 == 0 &&
                   (v7mode == 1 || v7_preferred(B, H_));
   std::vector<const Kernel*> cand;
@@ -190,9 +196,10 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
       continue;
     // v10: the same, only where the bulk-copy rows are whole 16-byte chunks (H % 8 in 16 bits, H % 4 in float32),
     // and unless forced where v10_preferred says
-    if (k->version() == 10 && (v10mode == 0 || (v10nbs > 0 && k->bc() != v10nbs) || (v6f.c > 0 && v10mode != 1) ||
+    if (k->version() == 10 && (v10mode == 0 || (v10nbs > 0 && k->bc() != v10nbs) || (v10ub > 0 && k->ub() != v10ub) ||
+                               (v6f.c > 0 && v10mode != 1) ||
                                H_ % (dt == OPENRNN_DATA_FLOAT ? 4 : 8) != 0 ||
-                               (v10mode != 1 && !v10_preferred(dt, H, B, D))))
+                               (v10mode != 1 && !v10_preferred(k.get(), dt, H, B, D))))
       continue;
     cand.push_back(k.get());
   }

@@ -1,6 +1,6 @@
 // PERSISTENT forward kernel v10, the small-batch kernel at H = 1024: one cooperative cluster launch runs all T steps
 // of one layer. LSTM and GRU (linear-before-reset); float16 / bfloat16 storage on tensor cores (below), and since
-// session 15 float32 with an FFMA product (FwdConfigV10F32: the same exchange and cell, 128 CTAs of 8 units).
+// session 15 float32 with an FFMA product (FwdConfigV10F32: the same exchange and cell; 8 or 16 units per CTA).
 //
 // Why a fifth kernel. At H = 1024 the 16-bit W_hh of one direction (LSTM 8 MB, GRU 6 MB) does not fit in one cluster
 // of 16 CTAs, so v9 (persistent_fwd_v9.cuh) cannot take it, and the kernels that can were slow at small B (H100,
@@ -101,11 +101,13 @@ struct FwdConfigV10 {
 };
 
 // float32 (session 15): the same group, exchange and cell, with an FFMA product (float32 is strict: no tensor cores).
-// U = 8 units per CTA (C = 128: a CTA's RWS = 8 G rows x 1024 k of float32 are 96-128 KB, held in registers only at
-// this size), warp ks of 16 owns the k range [ks*KPW, (ks+1)*KPW) (KPW = 64), each lane 4 gate rows of one unit x 16
-// of those columns: 64 float registers, loaded once. The state is NBS float rows (no hi / lo split);
-// the exchange rows are [B][Hr] float (the bytes of the 16-bit [B][2][Hr]). Tiles of 1, 4, 8, 16 sequences: every
-// tile row costs its FFMAs whether the sequence exists or not, so B = 1 gets a tile of its own.
+// U = 8 units per CTA at H = 1024 (C = 128: a CTA's RWS = 8 G rows x 1024 k of float32 are 96-128 KB, held in
+// registers only at this size). The U units are MG = U / 8 octets; warp w owns octet mg = w % MG over the k range
+// [ks*KPW, (ks+1)*KPW) (ks = w / MG, KS = 16 / MG slices), each lane 4 gate rows of one unit of its octet x 16 of
+// those columns. H = 1024 U = 8 and H = 512 U = 16 (session 17: 32 CTAs per group, so four tiles of one fit an H100)
+// both give KPW = 64, 64 float registers, loaded once; H = 512 U = 8, KPW = 32, 32 registers. The state is NBS float
+// rows (no hi / lo split); the exchange rows are [B][Hr] float (the bytes of the 16-bit [B][2][Hr]). Tiles of 1, 4,
+// 8, 16 sequences: every tile row costs its FFMAs whether the sequence exists or not, so B = 1 gets a tile of its own.
 template <int CELL, int H_, int U_, int NBS_>
 struct FwdConfigV10F32 {
   static constexpr int G = CellTraits<CELL>::G;
@@ -113,19 +115,20 @@ struct FwdConfigV10F32 {
   static constexpr int H = H_, U = U_, NBS = NBS_;
   static constexpr int C = H / U;
   static constexpr int RWS = G * U;
-  static_assert(RWS <= 32, "one W row per lane");
-  static constexpr int NW = 16, NT = NW * 32, KS = NW;
+  static constexpr int MG = U / 8;    // unit octets (the lanes of a warp: 4 groups x 8 units of one octet)
+  static constexpr int NW = 16, NT = NW * 32, KS = NW / MG;
+  static_assert(U % 8 == 0 && NW % MG == 0, "whole octets of units over the 16 warps");
   static constexpr int KPW = H / KS;  // k per warp
-  static_assert(U == 8 && KPW % 16 == 0, "lane = 4 groups x 8 units; a group's float4 chunks of the warp's k");
+  static_assert(KPW % 16 == 0, "a lane group's float4 chunks of the warp's k");
   static constexpr int GL = 4, JL = KPW / 16;  // per lane: 4 gate rows (GRU: 3 + a zero one) x JL float4 chunks
   static_assert(NBS == 1 || NBS % 4 == 0, "row blocks of 1 or 4 (the reduce-scatter's flat index)");
   static constexpr int N = NBS;       // state rows
   static_assert(NBS * U <= NT, "one cell element per thread");
   static constexpr int LDH = H;       // state row stride, floats: unpadded (the lane groups' float4 reads are one
                                       // wavefront at any stride), so that at Hr == H the tile's rows are one block
-  static constexpr int RL = 40;       // partial-sum row stride, floats (= 8 mod 32: the cell's reads of 4 sequences
-                                      // x 8 units per warp are conflict-free)
-  static constexpr int MT = 1, MG = 1, KTW = 1, NTL = 1, WLD = 1;  // the 16-bit product's, unused
+  static constexpr int RL = 4 * U + 8;  // partial-sum row stride, floats (= 8 mod 32: the cell's reads of 4 sequences
+                                        // x 8 units per warp are conflict-free)
+  static constexpr int MT = 1, KTW = 1, NTL = 1, WLD = 1;  // the 16-bit product's, unused
   // Shared memory: hb [2][N][LDH] float | part [KS][NBS][RL] float | bar (one mbarrier).
   static constexpr size_t smem_bytes() { return size_t(2) * N * LDH * 4 + size_t(KS) * NBS * RL * 4 + 16; }
 };
@@ -198,11 +201,11 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   // ---- W_hh, once. 16-bit: A fragments (v9's loader; the staging buffer sits where hb / part will be). float32:
   // lane (grp = lane / 8, ul = lane % 8) holds the rows i*U + ul (gate i of unit u0 + ul; i = 3 of GRU is zero) over
   // the float4 chunks c = 4 j + grp (j < 4) of the warp's KPW columns: wf[i][j][e] = W[gate i][u0 + ul][k], k =
-  // ks*KPW + 4c + e. Padded units and columns past Hr read as 0.
+  // ks*KPW + 4c + e (at U = 16, units u0 + 8 mg + ul). Padded units and columns past Hr read as 0.
   uint32_t wa[MT][KTW][4];
   float wf[Cfg::GL][Cfg::JL][4];
   if constexpr (F32) {
-    const int grp = lane >> 3, uw = u0 + (lane & 7);
+    const int grp = lane >> 3, uw = u0 + mg * 8 + (lane & 7);
 #pragma unroll
     for (int i = 0; i < Cfg::GL; ++i)
 #pragma unroll
@@ -353,7 +356,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
     // of the warp read 4 adjacent float4 (one shared-memory wavefront feeds 16 FMAs per lane: the first version, one
     // row per lane, was bound by its float4 loads, 2.2x the FMA time). Then a reduce-scatter over the lane groups
     // (xor 16, xor 8; the sum of each pair is formed by one lane only: deterministic) leaves lane group grp the sums
-    // of the flat indices grp*QB + y, y < QB, over the warp's 64 columns -> part[ks][q][i*U + ul].
+    // of the flat indices grp*QB + y, y < QB, over the warp's KPW columns -> part[ks][q][i*U + 8*mg + ul].
     if constexpr (F32) {
       constexpr int QB = NBS < 4 ? NBS : 4, V = 4 * QB;
       // Blocks of 4 rows: lane group grp takes the rows in the order q ^ grp, so that the values each lane keeps in
@@ -399,7 +402,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
 #pragma unroll
         for (int y = 0; y < QB; ++y) {
           const int xf = grp * QB + y, q = xf / 4, i = xf % 4;
-          if (i < G) part[(ks * NBS + q0 + q) * RL + i * U + ul] = v[y];
+          if (i < G) part[(ks * NBS + q0 + q) * RL + i * U + mg * 8 + ul] = v[y];
         }
       }
     } else {

@@ -29,6 +29,10 @@ void add_kernels_v10_f32(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelV10Impl<GRU, float, 512, 8, 1, 8>());
   v.emplace_back(new KernelV10Impl<GRU, float, 512, 8, 1, 16>());
   v.emplace_back(new KernelV10Impl<GRU, float, 512, 8, 1, 32>());
+  // H = 512, 16 units per CTA (32 CTAs per group, 64 W registers per thread), tile of one with tagged words: after
+  // the 8-unit tiles, so that it runs where those cannot plan one sequence per group (B * D = 3-4 on an H100).
+  v.emplace_back(new KernelV10Impl<LSTM, float, 512, 16, 1, 1, true>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 512, 16, 1, 1, true>());
 }
 
 }  // namespace persist
