@@ -309,7 +309,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
       for (int k = 2 * tid; k < Hr; k += 2 * NT) {
         uint64_t a = ld_relaxed_gpu_u64(src + k), c = ld_relaxed_gpu_u64(src + k + 1);
         while (unsigned(a >> 32) != unsigned(t) || unsigned(c >> 32) != unsigned(t)) {
-          __nanosleep(unsigned(p.ll));  // the back-off (ns; 20 unless OPENRNN_PERSIST_V10_LL_SLEEP says)
+          __nanosleep(20);
           a = ld_relaxed_gpu_u64(src + k);
           c = ld_relaxed_gpu_u64(src + k + 1);
         }

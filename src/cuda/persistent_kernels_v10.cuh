@@ -1,10 +1,9 @@
 // persist_fwd_v10_kernel instantiations behind the Kernel interface (persistent_plan.h): planning from the device's
-// cluster occupancy, and the cooperative cluster launch. Included by persistent_v10_{bf16,f16}.cu only.
+// cluster occupancy, and the cooperative cluster launch. Included by persistent_v10_{bf16,f16,f32}.cu only.
 #pragma once
 
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
 
 #include "persistent_fwd_v10.cuh"
 #include "persistent_kernels.cuh"
@@ -99,13 +98,6 @@ class KernelV10Impl final : public Kernel {
     // switch, read at every launch) keeps the counter and the bulk copy. Their buffer, [groups][2][Hr] 8-byte words in
     // hg, starts zeroed (no tag of an earlier launch may match).
     p.ll = LLV && env_switch01("OPENRNN_PERSIST_V10_LL") != 0 && pl.BT == 1;
-    // OPENRNN_PERSIST_V10_LL_SLEEP=n (developer switch, read at every launch): the pollers' back-off between two reads
-    // of the words, in ns (default 20); p.ll carries it (>= 1 where the words run).
-    if (p.ll) {
-      const char* e = std::getenv("OPENRNN_PERSIST_V10_LL_SLEEP");
-      int ns = 0;
-      p.ll = e && std::sscanf(e, "%d", &ns) == 1 && ns >= 1 && ns <= 100000 ? ns : 20;
-    }
     if (p.ll)
       for (int i = 0; i < a.D; ++i)
         OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.hg[i], 0, size_t(pl.groups) * 2 * a.Hr * sizeof(uint64_t), s));
