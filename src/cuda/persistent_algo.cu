@@ -3,7 +3,8 @@
 // with W_hh held on chip. Training: the same kernel also writes the STANDARD algorithm's reserve space
 // (standard_plan.h: activations, state slots, GRU's W_hn h + b_hn, layer outputs, dropped inputs), and backward data
 // runs STANDARD's backward_data with the per-step loop of each layer replaced by one persistent backward kernel
-// launch (persistent_bwd.cuh; where no configuration takes the problem in one wave of clusters, STANDARD's own
+// launch (persistent_bwd.cuh; 16-bit LSTM / GRU at H <= 512 on tensor cores, persistent_bwd_tc.cuh; H = 1024 in grid
+// mode, persistent_bwd_grid.cuh; where no configuration takes the problem in one wave of clusters, STANDARD's own
 // loop runs); the weight gradients are STANDARD's large GEMMs.
 //
 // Cells: LSTM, GRU linear-before-reset, RNN tanh/relu (every kernel version); GRU reset-before in the v4 cluster
@@ -257,6 +258,7 @@ const std::vector<std::unique_ptr<BwdKernel>>& all_bwd_kernels() {
     persist::add_bwd_kernels_f32(v);
     persist::add_bwd_kernels_bf16(v);
     persist::add_bwd_kernels_f16(v);
+    persist::add_bwd_kernels_tc(v);
     return v;
   }();
   return k;
@@ -277,14 +279,32 @@ struct BwdChoice {
 // the widest; the plan must run every batch tile of both directions at once (one wave of clusters). Measured
 // (docs/performance.md, "PERSISTENT backward data"): at B = 64 with H = 512 the kernel lost to STANDARD's loop
 // (bfloat16 LSTM 24.5 vs 21.4, GRU 20.2 vs 18.4 us/step of training), so B > 16 at H >= 512 keeps the loop.
+//
+// 16-bit LSTM / GRU at H <= 512 take the tensor-core kernel first (persistent_bwd_tc.cuh), its smallest tile that runs
+// every batch tile in one wave of clusters, at any B that fits (docs/performance.md, "The tensor-core backward").
+// OPENRNN_PERSIST_BWD_TC (developer switch, read at every call): "0" never takes it; OPENRNN_PERSIST_BWD_TC_NBS=n:
+// only its tiles of n sequences.
 BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type dt, int H_, int B, int D) {
   BwdChoice ch;
   if (persist_bwd_disabled()) return ch;
   const int H = persist::padded_hidden(H_);
+  if (env_switch01("OPENRNN_PERSIST_BWD_TC") != 0) {
+    const int nbs = env_int("OPENRNN_PERSIST_BWD_TC_NBS");
+    for (const auto& k : all_bwd_kernels()) {  // listed by tile size
+      if (!k->tensor_cores() || k->cell() != cell || k->dtype() != dt || k->H() != H) continue;
+      if (nbs > 0 && k->bc() != nbs) continue;
+      const Plan pl = cached_plan(prop, k.get(), B, D);
+      if (pl.ok && pl.waves == 1) {
+        ch.k = k.get();
+        ch.plan = pl;
+        return ch;
+      }
+    }
+  }
   if (B > 16 && H >= 512) return ch;
   std::vector<const BwdKernel*> cand;
   for (const auto& k : all_bwd_kernels())
-    if (k->cell() == cell && k->dtype() == dt && k->H() == H) cand.push_back(k.get());
+    if (!k->tensor_cores() && k->cell() == cell && k->dtype() == dt && k->H() == H) cand.push_back(k.get());
   std::stable_sort(cand.begin(), cand.end(), [B](const BwdKernel* a, const BwdKernel* b) {
     return B <= 4 ? a->bc() < b->bc() : a->bc() > b->bc();
   });
@@ -725,6 +745,10 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   // B = 256 at H = 1024 (v7's blocks do not all fit) and LSTM training B = 256 H = 256 (22.0 vs 20.8 float16).
   // Training at B = 64 H = 1024 is a tie for LSTM (28.7-28.8 vs 28.5-28.8) and PERSISTENT's for GRU (26.4 vs
   // 27.7-28.7), so the v4-era rule below (STANDARD for training at B >= 64, H >= 1024) does not apply here.
+  // With the tensor-core backward (session 18, H100, T = 100, µs/step, PERSISTENT vs STANDARD, training): LSTM
+  // H = 256 B = 128 6.80 vs 26.94 (float16), 6.66 vs 25.07 (bfloat16), so PERSISTENT trains LSTM H = 256 up to
+  // B = 128; at B = 256 (no tensor-core tile runs it in one wave: the FFMA kernel) 22.0-22.7 vs 26.1-26.2 in that
+  // run but 22.0 vs 20.8 in session 6's: STANDARD keeps it.
   const bool lstm = rnn.cfg.cell == OPENRNN_CELL_LSTM;
   if (w16 && persist_v7_mode() != 0 && v7_preferred(B, H)) {
     if (B > 256) return false;
@@ -732,7 +756,7 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // and v4 would run (3x slower); not timed against STANDARD with D = 2, so STANDARD keeps it.
     if (rnn.D == 2 && 2LL * B * H > 131072) return false;
     if (H >= 1024) return B <= 64;
-    return !(mode == OPENRNN_FWD_TRAINING && lstm && H <= 256 && B > 64);
+    return !(mode == OPENRNN_FWD_TRAINING && lstm && H <= 256 && B > 128);
   }
   if (mode == OPENRNN_FWD_TRAINING && B >= 64 && H >= 1024) return false;
   // v4 run: 16-bit LSTM H=256 B=256 lost to cuDNN STANDARD (bf16 9.76 vs 8.95, f16 9.90 vs 8.86 µs/step). Training

@@ -10,7 +10,10 @@
 // Backward data (persistent_bwd.cuh) holds the transposed slice W_hh^T [U, G*H] per CTA: the same values per CTA as
 // the forward's cluster mode, plus a [rows][G*H] float32 exchange buffer per batch tile (G times the forward's), so its
 // batch tiles are smaller. H = 1024 LSTM/GRU: the grid-mode backward (persistent_bwd_grid.cuh), the forward's row
-// slice per CTA (U = 8 units: 128 CTAs per direction, so one direction per launch fits an H100), B <= 16.
+// slice per CTA (U = 8 units: 128 CTAs per direction, so one direction per launch fits an H100), B <= 16. 16-bit
+// LSTM/GRU at H <= 512 (persistent_bwd_tc.cuh): the forward's row slice per CTA in registers as mma fragments (64 per
+// thread at LSTM H = 512), shares of W_hh^T dG reduce-scattered in the cluster (recv [2][C][NBS][U] float32 per CTA),
+// tiles of 4, 8 or 16 sequences.
 // Small batches (persistent_fwd_v6.cuh) hold the same W_hh slice per CTA as cluster mode, one sequence per cluster:
 // B <= the co-resident clusters per direction (H100: fewer than 16 of 8 CTAs, 7 of 16); LSTM / GRU also two
 // sequences per cluster (H = 256; H = 512 16-bit; 16-bit H = 256 in clusters of 4, up to B = 48).
@@ -141,6 +144,9 @@ class BwdKernel {
   virtual std::string name() const = 0;
   virtual Plan plan(const cudaDeviceProp& prop, int B, int D) const = 0;
   virtual void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const = 0;
+  // persist_bwd_tc_kernel (persistent_bwd_tc.cuh: 16-bit tensor cores, reduce-scatter in the cluster); bc() is its
+  // largest batch tile there.
+  virtual bool tensor_cores() const { return false; }
   // Global exchange buffer per direction (grid mode, persistent_bwd_grid.cuh); 0: cluster kernel, none needed.
   virtual size_t part_bytes(int B) const {
     (void)B;
@@ -181,6 +187,7 @@ void add_kernels_v10_f32(std::vector<std::unique_ptr<Kernel>>& k);
 void add_bwd_kernels_f32(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_bf16(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_f16(std::vector<std::unique_ptr<BwdKernel>>& k);
+void add_bwd_kernels_tc(std::vector<std::unique_ptr<BwdKernel>>& k);
 
 }  // namespace persist
 }  // namespace cuda
