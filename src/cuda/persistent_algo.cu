@@ -281,7 +281,9 @@ struct BwdChoice {
 // (bfloat16 LSTM 24.5 vs 21.4, GRU 20.2 vs 18.4 us/step of training), so B > 16 at H >= 512 keeps the loop.
 //
 // 16-bit LSTM / GRU at H <= 512 take the tensor-core kernel first (persistent_bwd_tc.cuh), its smallest tile that runs
-// every batch tile in one wave of clusters, at any B that fits (docs/performance.md, "The tensor-core backward").
+// every batch tile in one wave of clusters, at any B that fits, and at H = 1024 the grid kernel with its share on
+// tensor cores (persistent_bwd_grid.cuh, MMA; B <= 16, one direction) (docs/performance.md, "PERSISTENT tensor-core
+// backward for 16 bits").
 // OPENRNN_PERSIST_BWD_TC (developer switch, read at every call): "0" never takes it; OPENRNN_PERSIST_BWD_TC_NBS=n:
 // only its tiles of n sequences.
 BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type dt, int H_, int B, int D) {

@@ -27,16 +27,21 @@
 //
 // Bytes per step through L2: C*B*H floats written and read (B = 16, H = 1024, U = 8: 8 MB each way), a quarter of a
 // gather of dGrec. Capacity: B <= BMAX (the reduction holds a column pair per 512 threads in registers).
+// MMA (16-bit storage, session 18): step 3 on tensor cores instead of FFMA (1024 FMAs per thread and step at B = 16,
+// each on a converted weight pair): the same rows, transposed (A[unit m][row r], 4 m-tiles x 2 k-tiles per warp: 32
+// registers), times dGrec split hi / lo in shared memory (as persistent_bwd_tc.cuh's), the hi + lo sums stored to the
+// share; everything else as above.
 // Precision and determinism: float32 exchange and sums in a fixed order (no atomics on data), as the cluster kernel.
 #pragma once
 
+#include "mma_sync.cuh"
 #include "persistent_bwd.cuh"
 
 namespace openrnn {
 namespace cuda {
 namespace persist {
 
-template <int CELL, typename TW, int H, int U, int KREG>
+template <int CELL, typename TW, int H, int U, int KREG, bool MMA = false>
 struct BwdGridConfig {
   using Pair = typename Store<TW>::Pair;
   static constexpr int G = CellTraits<CELL>::G;
@@ -54,26 +59,39 @@ struct BwdGridConfig {
   static_assert(U % 4 == 0 && TPC % 32 == 0 && NT % TPC == 0 && BMAX % CPP == 0, "reduction shape");
   static_assert(KREG <= R && KREG % 4 == 0 && R % 4 == 0, "rows are walked 4 at a time");
   static_assert(U * BMAX <= NT, "one cell-phase thread per (unit, column)");
+  // MMA (16-bit storage): the share on tensor cores. A[m][r] = W_hh[row r][m] (m over all H units, r over the R rows
+  // padded to KT = 2 k-tiles) as mma fragments in registers, MTW m-tiles per warp; the B operand is the step's dGrec
+  // split hi / lo in dgs [2*BMAX][LDG] TW (row 2b = hi of sequence b, 2b + 1 = lo; rows past B and columns past R 0).
+  static_assert(!MMA || (sizeof(TW) == 2 && R <= 32 && H % (16 * NW) == 0), "tensor-core share: 16-bit, R <= 32");
+  static constexpr int KT = 2, MTW = H / 16 / NW, LDG = 40;  // LDG: 80-byte rows (odd multiple of 16: ldmatrix)
 
   // Shared memory: W slice [KSM][NT] pairs | dgl [BMAX][R] | xn [BMAX][U] (GRU) | red [BMAX][WPC][U] |
   // lens int [BMAX].
+  // Shared memory: Wsm [KSM][NT] pairs (FFMA) | dgl [BMAX][R] float | xn [BMAX][U] (GRU) | red [BMAX][WPC][U] |
+  // lens int [BMAX] | dgs [2*BMAX][LDG] TW (MMA). MMA: before the first step the A staging buffer [H][LDG] TW sits at 0.
+  static size_t run_bytes() {
+    return size_t(MMA ? 0 : KSM) * NT * sizeof(Pair) +
+           4 * (size_t(BMAX) * R + (CELL == GRU ? size_t(BMAX) * U : 0) + size_t(BMAX) * WPC * U + BMAX) +
+           (MMA ? 16 + size_t(2) * BMAX * LDG * 2 : 0);
+  }
   static size_t smem_bytes() {
-    return size_t(KSM) * NT * sizeof(Pair) +
-           4 * (size_t(BMAX) * R + (CELL == GRU ? size_t(BMAX) * U : 0) + size_t(BMAX) * WPC * U + BMAX);
+    const size_t stage = MMA ? size_t(H) * LDG * 2 : 0;
+    return run_bytes() > stage ? run_bytes() : stage;
   }
   // Global exchange per direction: part float32 [2][C][B][H].
   static size_t part_bytes(int B) { return size_t(2) * C * B * H * 4; }
 };
 
-template <int CELL, typename TW, int H, int U, int KREG>
+template <int CELL, typename TW, int H, int U, int KREG, bool MMA = false>
 __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParams<TW> p) {
-  using Cfg = BwdGridConfig<CELL, TW, H, U, KREG>;
+  using Cfg = BwdGridConfig<CELL, TW, H, U, KREG, MMA>;
   using S = Store<TW>;
   using Pair = typename Cfg::Pair;
   constexpr int G = Cfg::G, R = Cfg::R, C = Cfg::C, NT = Cfg::NT, BMAX = Cfg::BMAX, NV = Cfg::NV, TPC = Cfg::TPC,
                 CPP = Cfg::CPP, NPASS = Cfg::NPASS, WPC = Cfg::WPC, KSM = Cfg::KSM;
 
-  const int tid = threadIdx.x, lane = tid & 31;
+  constexpr int KT = Cfg::KT, MTW = Cfg::MTW, LDG = Cfg::LDG;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int dir = blockIdx.y;
   const int T = p.T, B = p.B, Hr = p.Hr;
   const int rank = blockIdx.x;
@@ -81,16 +99,35 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
 
   extern __shared__ float4 smem4[];
   Pair* Wsm = reinterpret_cast<Pair*>(smem4);
-  float* dgl = reinterpret_cast<float*>(Wsm + KSM * NT);
+  float* dgl = reinterpret_cast<float*>(Wsm + (MMA ? 0 : KSM) * NT);
   float* xn = dgl + BMAX * R;  // GRU: the n gate's input-side gradient (dgl holds the recurrent side)
   float* red = xn + (CELL == GRU ? BMAX * U : 0);
   int* lens = reinterpret_cast<int*>(red + BMAX * WPC * U);
+  // MMA: [2*BMAX][LDG], 16-byte aligned rows (ldmatrix)
+  TW* dgs = reinterpret_cast<TW*>((reinterpret_cast<uintptr_t>(lens + BMAX) + 15) & ~uintptr_t(15));
 
   // ---- W_hh rows of this CTA's units (compiled row r = g*U + uu <-> canonical row g*Hr + u0 + uu), columns
   // 2 tid, 2 tid + 1 (consecutive threads read consecutive columns: coalesced). Padded rows / columns read as 0.
+  // MMA: the same rows, transposed, as A fragments (staged [H][LDG]; global reads along the columns m).
   const TW* W = p.whh[dir];
-  Pair wreg[KREG > 0 ? KREG : 1];
-  {
+  Pair wreg[KREG > 0 && !MMA ? KREG : 1];
+  uint32_t wa[MMA ? MTW : 1][KT][4];
+  if constexpr (MMA) {
+    TW* ws = reinterpret_cast<TW*>(smem4);
+    const TW zero = S::from_f(0.f);
+    for (int i = tid; i < KT * 16 * H; i += NT) {
+      const int r = i / H, m = i % H, uu = u0 + r % U;
+      ws[m * LDG + r] = r < R && uu < Hr && m < Hr ? W[size_t((r / U) * Hr + uu) * Hr + m] : zero;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < MTW; ++i)
+#pragma unroll
+      for (int kt = 0; kt < KT; ++kt)
+        mma::ldsm_x4(wa[i][kt], ws + ((warp * MTW + i) * 16 + (lane & 15)) * LDG + kt * 16 + (lane >> 4) * 8);
+    __syncthreads();  // the staging buffer becomes dgl / red / dgs
+    for (int i = tid; i < 2 * BMAX * LDG; i += NT) dgs[i] = zero;
+  } else {
     const TW zero = S::from_f(0.f);
     const int k0 = 2 * tid;
     auto ld = [&](int r, int k) -> TW {
@@ -186,36 +223,76 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
 #pragma unroll
       for (int g = 0; g < G; ++g) dgl[cb * R + g * U + cu] = dgr[g];
       if (CELL == GRU) xn[cb * U + cu] = dgx[2];
+      if constexpr (MMA) {
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          const TW hi = S::from_f(dgr[g]);
+          dgs[(2 * cb) * LDG + g * U + cu] = hi;
+          dgs[(2 * cb + 1) * LDG + g * U + cu] = S::from_f(dgr[g] - S::to_f(hi));
+        }
+      }
     }
     __syncthreads();
 
-    // ---- 3. this CTA's share for every unit: columns 2 tid, 2 tid + 1, sequences in chunks of 4 ----
-    float* dst = part + size_t((k + 1) & 1) * C * B * H + size_t(rank) * B * H + 2 * tid;
-    for (int b0 = 0; b0 < B; b0 += 4) {
-      float2 acc[4];
+    // ---- 3. this CTA's share for every unit (FFMA: columns 2 tid, 2 tid + 1, sequences in chunks of 4) ----
+    if constexpr (MMA) {
+      // n8 tile j = sequences 4j .. 4j+3 (hi, lo rows); the thread's c0 / c1 are hi / lo of sequence 4j + tc at unit
+      // row gr of each m-tile, c2 / c3 at row gr + 8: summed in registers, stored to the share.
+      float* dst = part + size_t((k + 1) & 1) * C * B * H + size_t(rank) * B * H;
+      const int gr = lane >> 2, tc = lane & 3;
+      for (int j = 0; j < BMAX / 4; ++j) {
+        if (4 * j >= B) break;  // uniform
+        float acc[MTW][4];
 #pragma unroll
-      for (int q = 0; q < 4; ++q) acc[q] = make_float2(0.f, 0.f);
+        for (int i = 0; i < MTW; ++i)
 #pragma unroll
-      for (int r = 0; r < R; r += 4) {
-        float2 w[4];
+          for (int e = 0; e < 4; ++e) acc[i][e] = 0.f;
 #pragma unroll
-        for (int i = 0; i < 4; ++i) w[i] = S::to_f2(r + i < KREG ? wreg[r + i < KREG ? r + i : 0] : Wsm[(r + i - KREG) * NT + tid]);
+        for (int kt = 0; kt < KT; ++kt) {
+          uint32_t b0r, b1r;
+          mma::ldsm_x2(b0r, b1r, dgs + (j * 8 + (lane & 7)) * LDG + kt * 16 + ((lane >> 3) & 1) * 8);
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const float4 d = *reinterpret_cast<const float4*>(dgl + (b0 + q) * R + r);
-          acc[q].x = fmaf(w[0].x, d.x, acc[q].x);
-          acc[q].y = fmaf(w[0].y, d.x, acc[q].y);
-          acc[q].x = fmaf(w[1].x, d.y, acc[q].x);
-          acc[q].y = fmaf(w[1].y, d.y, acc[q].y);
-          acc[q].x = fmaf(w[2].x, d.z, acc[q].x);
-          acc[q].y = fmaf(w[2].y, d.z, acc[q].y);
-          acc[q].x = fmaf(w[3].x, d.w, acc[q].x);
-          acc[q].y = fmaf(w[3].y, d.w, acc[q].y);
+          for (int i = 0; i < MTW; ++i) mma::mma16816<TW>(acc[i], wa[i][kt], b0r, b1r);
+        }
+        const int sq = 4 * j + tc;
+        if (sq < B) {
+#pragma unroll
+          for (int i = 0; i < MTW; ++i) {
+            float* d = dst + size_t(sq) * H + (warp * MTW + i) * 16 + gr;
+            __stcg(d, __fadd_rn(acc[i][0], acc[i][1]));
+            __stcg(d + 8, __fadd_rn(acc[i][2], acc[i][3]));
+          }
         }
       }
+    } else {
+      float* dst = part + size_t((k + 1) & 1) * C * B * H + size_t(rank) * B * H + 2 * tid;
+      for (int b0 = 0; b0 < B; b0 += 4) {
+        float2 acc[4];
 #pragma unroll
-      for (int q = 0; q < 4; ++q)
-        if (b0 + q < B) __stcg(reinterpret_cast<float2*>(dst + size_t(b0 + q) * H), acc[q]);
+        for (int q = 0; q < 4; ++q) acc[q] = make_float2(0.f, 0.f);
+#pragma unroll
+        for (int r = 0; r < R; r += 4) {
+          float2 w[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+            w[i] = S::to_f2(r + i < KREG ? wreg[r + i < KREG ? r + i : 0] : Wsm[(r + i - KREG) * NT + tid]);
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const float4 d = *reinterpret_cast<const float4*>(dgl + (b0 + q) * R + r);
+            acc[q].x = fmaf(w[0].x, d.x, acc[q].x);
+            acc[q].y = fmaf(w[0].y, d.x, acc[q].y);
+            acc[q].x = fmaf(w[1].x, d.y, acc[q].x);
+            acc[q].y = fmaf(w[1].y, d.y, acc[q].y);
+            acc[q].x = fmaf(w[2].x, d.z, acc[q].x);
+            acc[q].y = fmaf(w[2].y, d.z, acc[q].y);
+            acc[q].x = fmaf(w[3].x, d.w, acc[q].x);
+            acc[q].y = fmaf(w[3].y, d.w, acc[q].y);
+          }
+        }
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          if (b0 + q < B) __stcg(reinterpret_cast<float2*>(dst + size_t(b0 + q) * H), acc[q]);
+      }
     }
     __syncthreads();
     if (tid == 0) red_release_gpu_add(counter, 1u);

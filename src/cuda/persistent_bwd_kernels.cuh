@@ -72,19 +72,22 @@ class BwdKernelImpl final : public BwdKernel {
 
 // Grid-mode backward (persistent_bwd_grid.cuh): C = H/U CTAs per direction in one cooperative launch (refused, not
 // deadlocked, when they cannot all be co-resident), one batch tile of B <= BMAX sequences.
-template <int CELL, typename TW, int H_, int U, int KREG>
+template <int CELL, typename TW, int H_, int U, int KREG, bool MMA = false>
 class BwdGridKernelImpl final : public BwdKernel {
-  using Cfg = BwdGridConfig<CELL, TW, H_, U, KREG>;
-  static const void* kfn() { return reinterpret_cast<const void*>(&persist_bwd_grid_kernel<CELL, TW, H_, U, KREG>); }
+  using Cfg = BwdGridConfig<CELL, TW, H_, U, KREG, MMA>;
+  static const void* kfn() {
+    return reinterpret_cast<const void*>(&persist_bwd_grid_kernel<CELL, TW, H_, U, KREG, MMA>);
+  }
 
  public:
   openrnn_cell cell() const override { return api_cell(CELL); }
   openrnn_data_type dtype() const override { return DTypeOf<TW>::v; }
   int H() const override { return H_; }
-  int bc() const override { return 4; }
+  int bc() const override { return MMA ? Cfg::BMAX : 4; }
+  bool tensor_cores() const override { return MMA; }
   std::string name() const override {
     char b[96];
-    snprintf(b, sizeof b, "bwd_H%d_grid%d_kreg%d", H_, Cfg::C, KREG);
+    snprintf(b, sizeof b, MMA ? "bwd_H%d_grid%d_mma" : "bwd_H%d_grid%d_kreg%d", H_, Cfg::C, KREG);
     return b;
   }
   size_t part_bytes(int B) const override { return Cfg::part_bytes(B); }
@@ -125,7 +128,7 @@ class BwdGridKernelImpl final : public BwdKernel {
   void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
     const BwdParams<TW> p = bwd_params<TW>(a, pl);
     for (int i = 0; i < a.D; ++i) OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.counter[i], 0, sizeof(unsigned), s));
-    launch_persistent(persist_bwd_grid_kernel<CELL, TW, H_, U, KREG>, p, Cfg::C, a.D, Cfg::NT, pl.smem, 0, s);
+    launch_persistent(persist_bwd_grid_kernel<CELL, TW, H_, U, KREG, MMA>, p, Cfg::C, a.D, Cfg::NT, pl.smem, 0, s);
   }
 };
 
@@ -166,6 +169,12 @@ void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   v.emplace_back(new BwdKernelImpl<RNN_RELU, TW, 1024, 16, R1024, 4>());
   v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 8, w16 ? 32 : 28>());
   v.emplace_back(new BwdGridKernelImpl<GRU, TW, 1024, 8, 24>());
+  // 16-bit: the same grid kernel with the share on tensor cores (persistent_bwd_grid.cuh, MMA), taken first by
+  // choose_bwd (persistent_algo.cu) unless OPENRNN_PERSIST_BWD_TC=0.
+  if constexpr (w16) {
+    v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 8, 32, true>());
+    v.emplace_back(new BwdGridKernelImpl<GRU, TW, 1024, 8, 24, true>());
+  }
 }
 
 }  // namespace persist
