@@ -3,7 +3,7 @@
 // with W_hh held on chip. Training: the same kernel also writes the STANDARD algorithm's reserve space
 // (standard_plan.h: activations, state slots, GRU's W_hn h + b_hn, layer outputs, dropped inputs), and backward data
 // runs STANDARD's backward_data with the per-step loop of each layer replaced by one persistent backward kernel
-// launch (persistent_bwd.cuh; 16-bit LSTM / GRU at H <= 512 on tensor cores, persistent_bwd_tc.cuh; H = 1024 in grid
+// launch (persistent_bwd.cuh; 16-bit LSTM / GRU at H <= 512 on tensor cores, persistent_bwd_rs.cuh; H = 1024 in grid
 // mode, persistent_bwd_grid.cuh; where no configuration takes the problem in one wave of clusters, STANDARD's own
 // loop runs); the weight gradients are STANDARD's large GEMMs.
 //
@@ -258,7 +258,7 @@ const std::vector<std::unique_ptr<BwdKernel>>& all_bwd_kernels() {
     persist::add_bwd_kernels_f32(v);
     persist::add_bwd_kernels_bf16(v);
     persist::add_bwd_kernels_f16(v);
-    persist::add_bwd_kernels_tc(v);
+    persist::add_bwd_kernels_rs(v);
     return v;
   }();
   return k;
@@ -280,20 +280,20 @@ struct BwdChoice {
 // (docs/performance.md, "PERSISTENT backward data"): at B = 64 with H = 512 the kernel lost to STANDARD's loop
 // (bfloat16 LSTM 24.5 vs 21.4, GRU 20.2 vs 18.4 us/step of training), so B > 16 at H >= 512 keeps the loop.
 //
-// 16-bit LSTM / GRU at H <= 512 take the tensor-core kernel first (persistent_bwd_tc.cuh), its smallest tile that runs
-// every batch tile in one wave of clusters, at any B that fits, and at H = 1024 the grid kernel with its share on
-// tensor cores (persistent_bwd_grid.cuh, MMA; B <= 16, one direction) (docs/performance.md, "PERSISTENT tensor-core
-// backward for 16 bits").
-// OPENRNN_PERSIST_BWD_TC (developer switch, read at every call): "0" never takes it; OPENRNN_PERSIST_BWD_TC_NBS=n:
-// only its tiles of n sequences.
+// LSTM / GRU at H <= 512 take the reduce-scatter cluster kernel first (persistent_bwd_rs.cuh: 16-bit on tensor cores,
+// float32 FFMA), its smallest tile that runs every batch tile in one wave of clusters, at any B that fits, and 16-bit
+// at H = 1024 the grid kernel with its share on tensor cores (persistent_bwd_grid.cuh, MMA; B <= 16, one direction)
+// (docs/performance.md, "PERSISTENT tensor-core backward for 16 bits" and the float32 section after it).
+// OPENRNN_PERSIST_BWD_RS (developer switch, read at every call): "0" never takes them; OPENRNN_PERSIST_BWD_RS_NBS=n:
+// only tiles of n sequences.
 BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type dt, int H_, int B, int D) {
   BwdChoice ch;
   if (persist_bwd_disabled()) return ch;
   const int H = persist::padded_hidden(H_);
-  if (env_switch01("OPENRNN_PERSIST_BWD_TC") != 0) {
-    const int nbs = env_int("OPENRNN_PERSIST_BWD_TC_NBS");
+  if (env_switch01("OPENRNN_PERSIST_BWD_RS") != 0) {
+    const int nbs = env_int("OPENRNN_PERSIST_BWD_RS_NBS");
     for (const auto& k : all_bwd_kernels()) {  // listed by tile size
-      if (!k->tensor_cores() || k->cell() != cell || k->dtype() != dt || k->H() != H) continue;
+      if (!k->preferred() || k->cell() != cell || k->dtype() != dt || k->H() != H) continue;
       if (nbs > 0 && k->bc() != nbs) continue;
       const Plan pl = cached_plan(prop, k.get(), B, D);
       if (pl.ok && pl.waves == 1) {
@@ -306,7 +306,7 @@ BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data
   if (B > 16 && H >= 512) return ch;
   std::vector<const BwdKernel*> cand;
   for (const auto& k : all_bwd_kernels())
-    if (!k->tensor_cores() && k->cell() == cell && k->dtype() == dt && k->H() == H) cand.push_back(k.get());
+    if (!k->preferred() && k->cell() == cell && k->dtype() == dt && k->H() == H) cand.push_back(k.get());
   std::stable_sort(cand.begin(), cand.end(), [B](const BwdKernel* a, const BwdKernel* b) {
     return B <= 4 ? a->bc() < b->bc() : a->bc() > b->bc();
   });

@@ -29,7 +29,7 @@
 // gather of dGrec. Capacity: B <= BMAX (the reduction holds a column pair per 512 threads in registers).
 // MMA (16-bit storage, session 18): step 3 on tensor cores instead of FFMA (1024 FMAs per thread and step at B = 16,
 // each on a converted weight pair): the same rows, transposed (A[unit m][row r], 4 m-tiles x 2 k-tiles per warp: 32
-// registers), times dGrec split hi / lo in shared memory (as persistent_bwd_tc.cuh's), the hi + lo sums stored to the
+// registers), times dGrec split hi / lo in shared memory (as persistent_bwd_rs.cuh's), the hi + lo sums stored to the
 // share; everything else as above.
 // Precision and determinism: float32 exchange and sums in a fixed order (no atomics on data), as the cluster kernel.
 #pragma once

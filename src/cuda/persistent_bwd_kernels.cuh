@@ -84,10 +84,13 @@ class BwdGridKernelImpl final : public BwdKernel {
   openrnn_data_type dtype() const override { return DTypeOf<TW>::v; }
   int H() const override { return H_; }
   int bc() const override { return MMA ? Cfg::BMAX : 4; }
-  bool tensor_cores() const override { return MMA; }
+  bool preferred() const override { return MMA; }
   std::string name() const override {
     char b[96];
-    snprintf(b, sizeof b, MMA ? "bwd_H%d_grid%d_mma" : "bwd_H%d_grid%d_kreg%d", H_, Cfg::C, KREG);
+    if (MMA)
+      snprintf(b, sizeof b, "bwd_H%d_grid%d_mma", H_, Cfg::C);
+    else
+      snprintf(b, sizeof b, "bwd_H%d_grid%d_kreg%d", H_, Cfg::C, KREG);
     return b;
   }
   size_t part_bytes(int B) const override { return Cfg::part_bytes(B); }
@@ -170,7 +173,7 @@ void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 8, w16 ? 32 : 28>());
   v.emplace_back(new BwdGridKernelImpl<GRU, TW, 1024, 8, 24>());
   // 16-bit: the same grid kernel with the share on tensor cores (persistent_bwd_grid.cuh, MMA), taken first by
-  // choose_bwd (persistent_algo.cu) unless OPENRNN_PERSIST_BWD_TC=0.
+  // choose_bwd (persistent_algo.cu) unless OPENRNN_PERSIST_BWD_RS=0.
   if constexpr (w16) {
     v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 8, 32, true>());
     v.emplace_back(new BwdGridKernelImpl<GRU, TW, 1024, 8, 24, true>());

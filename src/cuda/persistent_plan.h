@@ -11,7 +11,7 @@
 // the forward's cluster mode, plus a [rows][G*H] float32 exchange buffer per batch tile (G times the forward's), so its
 // batch tiles are smaller. H = 1024 LSTM/GRU: the grid-mode backward (persistent_bwd_grid.cuh), the forward's row
 // slice per CTA (U = 8 units: 128 CTAs per direction, so one direction per launch fits an H100), B <= 16. 16-bit
-// LSTM/GRU at H <= 512 (persistent_bwd_tc.cuh): the forward's row slice per CTA in registers as mma fragments (64 per
+// LSTM/GRU at H <= 512 (persistent_bwd_rs.cuh): the forward's row slice per CTA in registers as mma fragments (64 per
 // thread at LSTM H = 512), shares of W_hh^T dG reduce-scattered in the cluster (recv [2][C][NBS][U] float32 per CTA),
 // tiles of 4, 8 or 16 sequences.
 // Small batches (persistent_fwd_v6.cuh) hold the same W_hh slice per CTA as cluster mode, one sequence per cluster:
@@ -144,9 +144,10 @@ class BwdKernel {
   virtual std::string name() const = 0;
   virtual Plan plan(const cudaDeviceProp& prop, int B, int D) const = 0;
   virtual void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const = 0;
-  // persist_bwd_tc_kernel (persistent_bwd_tc.cuh: 16-bit tensor cores, reduce-scatter in the cluster); bc() is its
-  // largest batch tile there.
-  virtual bool tensor_cores() const { return false; }
+  // Taken first by choose_bwd (persistent_algo.cu) where its plan fits: the reduce-scatter cluster kernel
+  // (persistent_bwd_rs.cuh) and the grid kernel's tensor-core share (persistent_bwd_grid.cuh, MMA); bc() is then the
+  // largest batch tile.
+  virtual bool preferred() const { return false; }
   // Global exchange buffer per direction (grid mode, persistent_bwd_grid.cuh); 0: cluster kernel, none needed.
   virtual size_t part_bytes(int B) const {
     (void)B;
@@ -187,7 +188,7 @@ void add_kernels_v10_f32(std::vector<std::unique_ptr<Kernel>>& k);
 void add_bwd_kernels_f32(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_bf16(std::vector<std::unique_ptr<BwdKernel>>& k);
 void add_bwd_kernels_f16(std::vector<std::unique_ptr<BwdKernel>>& k);
-void add_bwd_kernels_tc(std::vector<std::unique_ptr<BwdKernel>>& k);
+void add_bwd_kernels_rs(std::vector<std::unique_ptr<BwdKernel>>& k);
 
 }  // namespace persist
 }  // namespace cuda
