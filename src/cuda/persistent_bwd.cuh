@@ -47,6 +47,7 @@
 #pragma once
 
 #include "cell_math.h"
+#include "mma_sync.cuh"
 #include "persistent_common.cuh"
 
 namespace openrnn {
@@ -165,6 +166,28 @@ __device__ __forceinline__ void bwd_store_dG(const BwdParams<TW>& p, int dir, in
 #pragma unroll
     for (int g = 0; g < G; ++g) dgh[g * p.Hr] = S::from_f(dgr[g]);
   }
+}
+
+// The transposed row slice of a CTA as mma A fragments, for the 16-bit products of the reduce-scatter backward kernels
+// (persistent_bwd_rs.cuh; persistent_bwd_grid.cuh's MMA share): A[m][r] = W_hh[(r / U) * Hr + u0 + r % U][m] for the
+// gate rows r < R of the CTA's U units (KT*16 >= R k columns: the rest 0) and all H units m (padded units: 0); warp w
+// takes m-tiles w*MTW .. w*MTW + MTW - 1 and every k-tile. Staged transposed through ws [H][LDG] TW (global reads
+// along m: coalesced). Every thread calls it (two __syncthreads; ws is free again afterwards).
+template <typename TW, int H, int U, int R, int KT, int MTW, int LDG, int NT>
+__device__ __forceinline__ void load_wt_fragments(uint32_t (&wa)[MTW][KT][4], TW* ws, const TW* W, int Hr, int u0,
+                                                  int warp, int tid, int lane) {
+  const TW zero = Store<TW>::from_f(0.f);
+  for (int i = tid; i < KT * 16 * H; i += NT) {
+    const int r = i / H, m = i % H, uu = u0 + r % U;
+    ws[m * LDG + r] = r < R && uu < Hr && m < Hr ? W[size_t((r / U) * Hr + uu) * Hr + m] : zero;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < MTW; ++i)
+#pragma unroll
+    for (int kt = 0; kt < KT; ++kt)
+      mma::ldsm_x4(wa[i][kt], ws + ((warp * MTW + i) * 16 + (lane & 15)) * LDG + kt * 16 + (lane >> 4) * 8);
+  __syncthreads();
 }
 
 template <int CELL, typename TW, int H, int C, int KREG, int BC>

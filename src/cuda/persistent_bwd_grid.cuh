@@ -113,19 +113,8 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
   Pair wreg[KREG > 0 && !MMA ? KREG : 1];
   uint32_t wa[MMA ? MTW : 1][KT][4];
   if constexpr (MMA) {
-    TW* ws = reinterpret_cast<TW*>(smem4);
-    const TW zero = S::from_f(0.f);
-    for (int i = tid; i < KT * 16 * H; i += NT) {
-      const int r = i / H, m = i % H, uu = u0 + r % U;
-      ws[m * LDG + r] = r < R && uu < Hr && m < Hr ? W[size_t((r / U) * Hr + uu) * Hr + m] : zero;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < MTW; ++i)
-#pragma unroll
-      for (int kt = 0; kt < KT; ++kt)
-        mma::ldsm_x4(wa[i][kt], ws + ((warp * MTW + i) * 16 + (lane & 15)) * LDG + kt * 16 + (lane >> 4) * 8);
-    __syncthreads();  // the staging buffer becomes dgl / red / dgs
+    load_wt_fragments<TW, H, U, R, KT, MTW, LDG, NT>(wa, reinterpret_cast<TW*>(smem4), W, Hr, u0, warp, tid, lane);
+    const TW zero = S::from_f(0.f);  // the staging buffer is dgl / red / dgs now
     for (int i = tid; i < 2 * BMAX * LDG; i += NT) dgs[i] = zero;
   } else {
     const TW zero = S::from_f(0.f);

@@ -123,8 +123,8 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
   float* dgf = recv + Cfg::recv_floats();                       // float32: [2][NBS][R]
   float* Wsm = dgf + 2 * NBS * R;                               // float32: [RSM][NT]
 
-  // ---- A fragments, once: A[m][r] = W_hh[(r / U) * Hr + u0 + r % U][m], staged transposed as [H][LDG] (coalesced
-  // global reads along m; padded units and columns read as 0), m-tiles warp*MTW + i, every k-tile.
+  // ---- the weights, once. 16-bit: A fragments A[m][r] = W_hh[(r / U) * Hr + u0 + r % U][m], m-tiles warp*MTW + i,
+  // every k-tile (load_wt_fragments, persistent_bwd.cuh). float32: the rows of this thread's range for its unit.
   uint32_t wa[F32 ? 1 : MTW][F32 ? 1 : KT][4];
   float wr[F32 && KREG > 0 ? KREG : 1];
   const int fm = tid % H, fks = tid / H;  // float32: this thread's unit and row range
@@ -140,20 +140,9 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
     for (int j = 0; j < KREG; ++j) wr[j] = ld(fks * RPK + j);
     for (int j = 0; j < RSM; ++j) Wsm[j * NT + tid] = ld(fks * RPK + KREG + j);
   } else {
-    TW* ws = reinterpret_cast<TW*>(smem_raw + 16);
-    const TW* W = p.whh[dir];
-    const TW zero = S::from_f(0.f);
-    for (int i = tid; i < R * H; i += NT) {
-      const int r = i / H, m = i % H, uu = u0 + r % U;
-      ws[m * LDG + r] = uu < Hr && m < Hr ? W[size_t((r / U) * Hr + uu) * Hr + m] : zero;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < MTW; ++i)
-#pragma unroll
-      for (int kt = 0; kt < KT; ++kt)
-        mma::ldsm_x4(wa[i][kt], ws + ((warp * MTW + i) * 16 + (lane & 15)) * LDG + kt * 16 + (lane >> 4) * 8);
-    __syncthreads();  // the staging buffer becomes recv / dgl / stg
+    // staged at recv (becomes recv / dgl / stg afterwards)
+    load_wt_fragments<TW, H, U, R, KT, MTW, LDG, NT>(wa, reinterpret_cast<TW*>(smem_raw + 16), p.whh[dir], Hr, u0,
+                                                     warp, tid, lane);
   }
 
   // ---- cell role: sequence s = warp of the tile, unit gu = u0 + lane; carried = dhy, dc = dcy ----
