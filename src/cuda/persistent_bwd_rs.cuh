@@ -258,7 +258,9 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
       for (int b = 0; b < NBS; ++b)
         if (b < nb) st_async_f32(map_dsmem(dst + b * U, fq), a0[b] + a1[b], qbar);
     } else {
-      // ---- 3. product: this warp's MTW m-tiles (units) x all KT k-tiles (rows) x all N split rows ----
+      // ---- 3. product: this warp's MTW m-tiles (units) x all KT k-tiles (rows) x all N split rows (v9's loop,
+      // persistent_fwd_v9.cuh, written out per kernel as v9 / v10 do: as one shared function it changed v9's register
+      // allocation, session 14) ----
       float acc[AS][MTW][NTL][4];
 #pragma unroll
       for (int a = 0; a < AS; ++a) mma::zero_acc(acc[a]);
