@@ -4,8 +4,8 @@
 // bitwise equal. The cases pick each backward kernel configuration (persistent_bwd_kernels.cuh: one-column and wide
 // chunks, shared-memory weight slices at H = 512 float32 and RNN H = 1024, a padded H = 300, the grid kernel at
 // H = 1000 / 1024, the reset-before GRU's two-exchange steps, v6's two-column tiles, the reduce-scatter cluster
-// kernel with each tile size) and each forward kernel (v4, v6, v7, v9, v10) with ragged lengths, both directions, two layers
-// with dropout, and the batch-major layout; and the LSTM projection (its forward on the float32 kernels,
+// kernel with each tile size) and each forward kernel (v4, v6, v7, v9, v10) with ragged lengths, both directions, two
+// layers with dropout, and the batch-major layout; and the LSTM projection (its forward on the float32 kernels,
 // persistent_algo.cu).
 #include "test_cuda_util.h"  // first: defines OPENRNN_TEST_CUDA from the build's switch
 
@@ -212,7 +212,7 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
     // of its tile sizes also forced, a tile that does not take the problem in one wave falling back to the gather
     // kernel; H = 1024, 16-bit: the grid kernel's tensor-core share), and off (the gather kernel, the FFMA share).
     struct Env {
-      const char *v6, *v7, *shape, *v6shape, *v9, *v9nbs, *v10, *v10nbs, *btc = "", *btcnbs = "";
+      const char *v6, *v7, *shape, *v6shape, *v9, *v9nbs, *v10, *v10nbs, *brs = "", *brsnbs = "";
     };
     const Env envs[] = {{"1", "0", "", "", "0", "", "0", ""},       {"0", "0", "", "", "0", "", "0", ""},
                         {"1", "1", "", "", "0", "", "", ""},        {"1", "1", "64x8", "", "0", "", "", ""},
@@ -234,14 +234,15 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
       if (f32k && (std::string(env.v7) == "1" || std::string(env.v9) == "1")) continue;
       // v10: H = 1024, and float32 at H = 512 (so H = 300 too, padded)
       if (std::string(env.v10) == "1" && pr.cfg.hidden_size <= (f32k ? 256 : 512)) continue;
-      const bool tc_cell = pr.cfg.cell == OPENRNN_CELL_LSTM || pr.cfg.cell == OPENRNN_CELL_GRU;
-      if ((std::string(env.btc) == "0" || *env.btcnbs) && (!tc_cell || (f32k && pr.cfg.hidden_size > 512))) continue;
-      if (*env.btcnbs && pr.cfg.hidden_size > 512) continue;  // H = 1024: the grid kernel, one tile of B <= 16
+      // The backward environments: LSTM / GRU only (their kernels); float32 at H = 1024 has one backward kernel.
+      const bool rs_cell = pr.cfg.cell == OPENRNN_CELL_LSTM || pr.cfg.cell == OPENRNN_CELL_GRU;
+      if ((std::string(env.brs) == "0" || *env.brsnbs) && (!rs_cell || (f32k && pr.cfg.hidden_size > 512))) continue;
+      if (*env.brsnbs && pr.cfg.hidden_size > 512) continue;  // H = 1024: the grid kernel, one tile of B <= 16
       const std::string v6s = env.v6shape;
       if (f32k && (v6s == "16x2" || v6s == "4x2" || v6s == "8x4" || v6s == "16x4")) continue;  // 16-bit only
       SCOPED_TRACE(std::string("OPENRNN_PERSIST_V6=") + env.v6 + " V7=" + env.v7 + " V7_SHAPE=" + env.shape +
                    " V6_SHAPE=" + env.v6shape + " V9=" + env.v9 + " V9_NBS=" + env.v9nbs + " V10=" + env.v10 +
-                   " V10_NBS=" + env.v10nbs + " BWD_RS=" + env.btc + " BWD_RS_NBS=" + env.btcnbs);
+                   " V10_NBS=" + env.v10nbs + " BWD_RS=" + env.brs + " BWD_RS_NBS=" + env.brsnbs);
       setenv("OPENRNN_PERSIST_V6", env.v6, 1);
       setenv("OPENRNN_PERSIST_V7", env.v7, 1);
       setenv("OPENRNN_PERSIST_V7_SHAPE", env.shape, 1);
@@ -250,8 +251,8 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
       setenv("OPENRNN_PERSIST_V9_NBS", env.v9nbs, 1);
       setenv("OPENRNN_PERSIST_V10", env.v10, 1);
       setenv("OPENRNN_PERSIST_V10_NBS", env.v10nbs, 1);
-      setenv("OPENRNN_PERSIST_BWD_RS", env.btc, 1);
-      setenv("OPENRNN_PERSIST_BWD_RS_NBS", env.btcnbs, 1);
+      setenv("OPENRNN_PERSIST_BWD_RS", env.brs, 1);
+      setenv("OPENRNN_PERSIST_BWD_RS_NBS", env.brsnbs, 1);
       if (GetParam().refusable) {
         std::string why;
         if (!persistent_takes(h_, pr, v.dt, &why)) {

@@ -14,9 +14,9 @@
 #                       LSTM and one GRU reduced-precision case (fused step kernel: shared memory + barriers))
 #                       Each sanitizer step also runs the persistent kernels through openrnn-bench (training, T = 2,
 #                       LSTM and GRU: float32 H = 256 B = 2, float16 H = 512 B = 3, bfloat16 H = 1024 B = 2, up to
-#                       150 s each): the
-#                       gtest cases of Cases/CudaPersistent run ~20 kernel environments each, too many for a
-#                       sanitizer's time. racecheck hazards inside cuBLAS's own GEMM kernels (nvjet) are counted apart.
+#                       150 s each): the gtest cases of Cases/CudaPersistent run ~20 kernel environments each, too
+#                       many for a sanitizer's time. racecheck hazards inside cuBLAS's own GEMM kernels (nvjet) are
+#                       counted apart; a bench run that ends without a sanitizer summary counts as an error.
 #   --san-algo A        OPENRNN_TEST_ALGO for the sanitizer steps (default auto; persistent forces the kernels)
 #   --san-timeout S     seconds of the memcheck step (default 300); --race-timeout S: racecheck, synccheck (60 each)
 #   --bench-timeout S   seconds per bench variant (default 120)
@@ -157,14 +157,14 @@ sanitize() {  # tool filter logfile timeout
   local note=""
   [ $rc = 124 ] && note=" TIMED OUT"
   # The persistent kernels through the bench (appended to the same log).
-  local berrs=0 blib=0 brc=0 shape
+  local berrs=0 blib=0 btimeout=0 shape r
   if [ -x "$bench" ] && [ -e "$root/src/cuda/persistent_algo.cuh" ]; then
     for shape in "float32 256 2" "float16 512 3" "bfloat16 1024 2"; do
       read -r dt hh bb <<<"$shape"
       echo "### bench under $tool: $dt H=$hh B=$bb" >>"$log"
       timeout 150 compute-sanitizer --tool "$tool" --print-limit 50 "$bench" --device cuda --seq 2 \
         --mode training --algo persistent --compare none --warmup 0 --reps 1 --cell lstm,gru --dtype "$dt" \
-        --hidden "$hh" --batch "$bb" >"$log.b" 2>&1 || brc=$?
+        --hidden "$hh" --batch "$bb" >"$log.b" 2>&1 || { r=$?; [ $r = 124 ] && btimeout=1; }
       cat "$log.b" >>"$log"
       grep -q 'ERROR SUMMARY:\|RACECHECK SUMMARY:' "$log.b" || berrs=$((berrs + 1))  # no summary: killed or crashed
       if [ "$tool" = racecheck ]; then
@@ -176,7 +176,7 @@ sanitize() {  # tool filter logfile timeout
       fi
     done
     rm -f "$log.b"
-    [ $brc = 124 ] && note="$note (bench TIMED OUT)"
+    [ $btimeout = 1 ] && note="$note (bench TIMED OUT)"
   fi
   local bnote="; persistent via bench: errors $berrs"
   [ "$blib" -gt 0 ] && bnote="$bnote (+$blib reports in cuBLAS's nvjet kernels)"

@@ -65,10 +65,9 @@ struct BwdGridConfig {
   static_assert(!MMA || (sizeof(TW) == 2 && R <= 32 && H % (16 * NW) == 0), "tensor-core share: 16-bit, R <= 32");
   static constexpr int KT = 2, MTW = H / 16 / NW, LDG = 40;  // LDG: 80-byte rows (odd multiple of 16: ldmatrix)
 
-  // Shared memory: W slice [KSM][NT] pairs | dgl [BMAX][R] | xn [BMAX][U] (GRU) | red [BMAX][WPC][U] |
-  // lens int [BMAX].
   // Shared memory: Wsm [KSM][NT] pairs (FFMA) | dgl [BMAX][R] float | xn [BMAX][U] (GRU) | red [BMAX][WPC][U] |
-  // lens int [BMAX] | dgs [2*BMAX][LDG] TW (MMA). MMA: before the first step the A staging buffer [H][LDG] TW sits at 0.
+  // lens int [BMAX] | dgs [2*BMAX][LDG] TW (MMA, 16-byte aligned). MMA: before the first step the A staging buffer
+  // [H][LDG] TW sits at 0.
   static size_t run_bytes() {
     return size_t(MMA ? 0 : KSM) * NT * sizeof(Pair) +
            4 * (size_t(BMAX) * R + (CELL == GRU ? size_t(BMAX) * U : 0) + size_t(BMAX) * WPC * U + BMAX) +

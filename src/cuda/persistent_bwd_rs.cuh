@@ -40,17 +40,16 @@
 // passed step k+1's __syncthreads, i.e. finished step k's product. A final cluster barrier keeps the cluster alive
 // until the last pushes have landed.
 //
-// Precision (16-bit): W_hh in its 16-bit storage (exact); dGrec as hi + lo (float16: 22 bits, bfloat16: 16 bits; STANDARD
-// multiplies dG rounded to one 16-bit value); float32 accumulation; the C shares summed in a fixed order. Padded
-// units (Hr < H): their rows and columns of A are 0, so they receive and send exact zeros. Deterministic: no atomics,
-// fixed orders.
+// Precision (16-bit): W_hh in its 16-bit storage (exact); dGrec as hi + lo (float16: 22 bits, bfloat16: 16 bits;
+// STANDARD multiplies dG rounded to one 16-bit value); float32 accumulation; the C shares summed in a fixed order.
+// Padded units (Hr < H): their rows and columns of W are 0, so they receive and send exact zeros. Deterministic: no
+// atomics, fixed orders.
 #pragma once
 
 #include <type_traits>
 
 #include "mma_sync.cuh"
 #include "persistent_bwd.cuh"
-#include "persistent_fwd_v9.cuh"  // bits16 (and v9's conventions for the split rows)
 
 namespace openrnn {
 namespace cuda {

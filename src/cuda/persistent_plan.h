@@ -10,10 +10,11 @@
 // Backward data (persistent_bwd.cuh) holds the transposed slice W_hh^T [U, G*H] per CTA: the same values per CTA as
 // the forward's cluster mode, plus a [rows][G*H] float32 exchange buffer per batch tile (G times the forward's), so its
 // batch tiles are smaller. H = 1024 LSTM/GRU: the grid-mode backward (persistent_bwd_grid.cuh), the forward's row
-// slice per CTA (U = 8 units: 128 CTAs per direction, so one direction per launch fits an H100), B <= 16. 16-bit
-// LSTM/GRU at H <= 512 (persistent_bwd_rs.cuh): the forward's row slice per CTA in registers as mma fragments (64 per
-// thread at LSTM H = 512), shares of W_hh^T dG reduce-scattered in the cluster (recv [2][C][NBS][U] float32 per CTA),
-// tiles of 4, 8 or 16 sequences.
+// slice per CTA (U = 8 units: 128 CTAs per direction, so one direction per launch fits an H100), B <= 16. LSTM/GRU at
+// H <= 512, taken first (persistent_bwd_rs.cuh): the forward's row slice per CTA, shares of W_hh^T dG reduce-scattered
+// in the cluster (recv [2][C*KS][NBS][U] float32 per CTA); 16-bit as mma fragments in registers (64 per thread at
+// LSTM H = 512), tiles of 4, 8 or 16 sequences; float32 32-44 rows per thread in registers and the rest in shared
+// memory (LSTM H = 512: up to 192 KB per CTA), tiles of 1, 2, 4 or 8.
 // Small batches (persistent_fwd_v6.cuh) hold the same W_hh slice per CTA as cluster mode, one sequence per cluster:
 // B <= the co-resident clusters per direction (H100: fewer than 16 of 8 CTAs, 7 of 16); LSTM / GRU also two
 // sequences per cluster (H = 256; H = 512 16-bit; 16-bit H = 256 in clusters of 4, up to B = 48).
