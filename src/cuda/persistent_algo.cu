@@ -432,16 +432,87 @@ Layout make_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, bool 
   return s;
 }
 
-// bx / bh (float32 [G*H]) from the canonical biases of one layer and direction (either may be absent).
+// What one layer's launch needs prepared, per direction, done by one launch for both directions before it (on an
+// H100 each dependent launch or memset on the stream costs ~1-2 µs; at B = 1, T = 100 the five to seven per direction
+// this replaces were ~0.1 µs per step: docs/performance.md, session 19):
+// - bx / bh (float32 [G*H]) from the canonical biases (either may be absent);
+// - the kernel's float32 h0 / c0 [B, H] from hx / cx (zero where absent; null: not needed, no cell state or the kernel
+//   reads the caller's float32 hx / cx itself);
+// - the group counters flags [kMaxGroups] and, where hg is set, v10's tagged words hg [hg_words] zeroed (LaunchArgs::
+//   prep tells launch() not to do it again).
 template <typename T>
-__global__ void bias_split_kernel(const T* bih, const T* bhh, float* bx, float* bh, int GH, int H, bool gru) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= GH) return;
-  const float a = bih ? to_f(bih[i]) : 0.f;
-  const float b = bhh ? to_f(bhh[i]) : 0.f;
-  const bool n_gate = gru && i >= 2 * H;  // GRU: b_hn stays inside r * (W_hn h + b_hn)
-  bx[i] = n_gate ? a : a + b;
-  bh[i] = n_gate ? b : 0.f;
+struct PrepDir {
+  const T* bih = nullptr;
+  const T* bhh = nullptr;
+  float* bx = nullptr;
+  float* bh = nullptr;
+  const T* hx = nullptr;
+  float* h0 = nullptr;
+  const T* cx = nullptr;
+  float* c0 = nullptr;
+  unsigned* flags = nullptr;
+  unsigned long long* hg = nullptr;
+};
+template <typename T>
+struct PrepArgs {
+  PrepDir<T> d[2];
+  long long n = 0;  // the largest of GH, BH, kMaxGroups, hg_words
+  int GH = 0, H = 0;
+  long long BH = 0, hg_words = 0;
+  bool gru = false;
+};
+
+// grid (x, D): direction blockIdx.y, a grid-stride loop over the largest of the index ranges. It lets the forward
+// kernel launched after it (as a programmatic dependent, LaunchArgs::prep) start at once: that kernel reads nothing
+// this one writes before its griddepcontrol.wait, which returns when this grid has finished and its writes are
+// visible.
+template <typename T>
+__global__ void layer_prep_kernel(PrepArgs<T> a) {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");  // persistent_common.cuh: pdl_wait
+  const PrepDir<T>& q = a.d[blockIdx.y];
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < a.n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    if (i < a.GH) {
+      const float x = q.bih ? to_f(q.bih[i]) : 0.f;
+      const float y = q.bhh ? to_f(q.bhh[i]) : 0.f;
+      const bool n_gate = a.gru && i >= 2 * a.H;  // GRU: b_hn stays inside r * (W_hn h + b_hn)
+      q.bx[i] = n_gate ? x : x + y;
+      q.bh[i] = n_gate ? y : 0.f;
+    }
+    if (i < a.BH) {
+      if (q.h0) q.h0[i] = q.hx ? to_f(q.hx[i]) : 0.f;
+      if (q.c0) q.c0[i] = q.cx ? to_f(q.cx[i]) : 0.f;
+    }
+    if (i < persist::kMaxGroups) q.flags[i] = 0u;
+    if (q.hg && i < a.hg_words) q.hg[i] = 0ull;
+  }
+}
+
+// After the launch, for both directions at once: the final states hn / cn (float32 [B, H]) into hy / cy (either null:
+// not asked for). grid (x, D).
+template <typename T>
+struct PostArgs {
+  const float* hn[2] = {nullptr, nullptr};
+  const float* cn[2] = {nullptr, nullptr};
+  T* hy[2] = {nullptr, nullptr};
+  T* cy[2] = {nullptr, nullptr};
+  long long BH = 0;
+};
+
+template <typename T>
+__global__ void layer_post_kernel(PostArgs<T> a) {
+  const int d = blockIdx.y;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < a.BH;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    if (a.hy[d]) st(a.hy[d] + i, a.hn[d][i]);
+    if (a.cy[d]) st(a.cy[d] + i, a.cn[d][i]);
+  }
+}
+
+// Blocks of 256 threads for n elements, at most 4 per SM's worth of the device (a grid-stride loop does the rest).
+inline unsigned prep_blocks(long long n) {
+  const long long b = (n + 255) / 256;
+  return static_cast<unsigned>(b < 1 ? 1 : b > 512 ? 512 : b);
 }
 
 // Training, before the launch: the reserve state slots the kernel does not write. Forward direction: slot 0 = h0
@@ -456,10 +527,10 @@ __global__ void reserve_init_kernel(const float* h0, const float* c0, T* hs, flo
   const int len = lens ? lens[b] : T_;
   const int first = reverse ? len : 0, last = reverse ? T_ : 0;
   constexpr int S = sizeof(T) == 2 ? 2 : 1;
-  const float h = h0[i];
+  const float h = h0 ? h0[i] : 0.f, c = c0 ? c0[i] : 0.f;
   for (int slot = first; slot <= last; ++slot) {
     st_split(hs + (static_cast<size_t>(slot) * B + b) * (static_cast<size_t>(Hr) * S) + u, Hr, h);
-    if (cs) cs[(static_cast<size_t>(slot) * B + b) * Hr + u] = c0[i];
+    if (cs) cs[(static_cast<size_t>(slot) * B + b) * Hr + u] = c;
   }
 }
 
@@ -494,6 +565,9 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
     xin = xs;
   }
   auto f32 = [ws](size_t off) { return reinterpret_cast<float*>(ws + off); };
+  // OPENRNN_PERSIST_PDL=0 (developer switch, read once): the forward kernel waits for the prep kernel to finish before
+  // it starts (no programmatic dependent launch).
+  static const bool pdl = env_switch01("OPENRNN_PERSIST_PDL") != 0;
   for (int l = 0; l < L; ++l) {
     const int Il = rnn.layer_input_size(l);
     const T* in = l == 0 ? xin : reinterpret_cast<const T*>(ws + s.ybuf[(l - 1) & 1]);
@@ -522,31 +596,54 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
     la.y = proj ? static_cast<void*>(f32(s.htil)) : out;
     la.lengths = lens;
     la.clip = lstm ? static_cast<float>(rnn.cfg.cell_clip) : 0.f;
+    // v10's tagged words are zeroed by the prep kernel where its tiles of one can run (B <= 8; the launch's own
+    // memset otherwise).
+    const long long hg_words = B <= 8 ? 2LL * B * Hc : 0;
+    // float32 storage without the projection: the kernel reads hx / cx and writes hy / cy itself (its float32 h0 / c0 /
+    // hn / cn are the caller's tensors), no conversions before or after it.
+    const bool direct = std::is_same<T, float>::value && !proj;
+    PrepArgs<T> prep;
+    prep.GH = G * H;
+    prep.H = H;
+    prep.BH = static_cast<long long>(B) * H;
+    prep.hg_words = hg_words;
+    prep.gru = rnn.cfg.cell == OPENRNN_CELL_GRU;
+    prep.n = std::max({static_cast<long long>(prep.GH), prep.BH, static_cast<long long>(persist::kMaxGroups), hg_words});
+    // The input projections of every step, xproj[d] = x W_ih^T (float32, no bias), one GEMM per direction.
+    auto gemms = [&]() {
+      for (int d = 0; d < D; ++d) {
+        const size_t o_ih = rnn.weights.offset(l, d, OPENRNN_WEIGHT_IH, D);
+        if (H == Hc) {
+          gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), G * H, Il, 1.0, in, Il, w + o_ih, Il, 0.0,
+                  f32(s.xproj[d]), CUDA_R_32F, G * H);
+        } else {  // gate gg -> columns [gg*Hc, gg*Hc + H) of [TB, G*Hc]; the padded columns are never read
+          for (int gg = 0; gg < G; ++gg)
+            gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), H, Il, 1.0, in, Il,
+                    w + o_ih + static_cast<size_t>(gg) * H * Il, Il, 0.0, f32(s.xproj[d]) + static_cast<size_t>(gg) * Hc,
+                    CUDA_R_32F, G * Hc);
+        }
+      }
+    };
+    gemms();  // before proj_fwd_begin, which adds to xproj
     for (int d = 0; d < D; ++d) {
-      const size_t o_ih = rnn.weights.offset(l, d, OPENRNN_WEIGHT_IH, D);
       const size_t o_hh = rnn.weights.offset(l, d, OPENRNN_WEIGHT_HH, D);
       const size_t o_bi = rnn.weights.offset(l, d, OPENRNN_BIAS_IH, D);
       const size_t o_bh = rnn.weights.offset(l, d, OPENRNN_BIAS_HH, D);
-      if (H == Hc) {
-        gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), G * H, Il, 1.0, in, Il, w + o_ih, Il, 0.0,
-                f32(s.xproj[d]), CUDA_R_32F, G * H);
-      } else {  // gate gg -> columns [gg*Hc, gg*Hc + H) of [TB, G*Hc]; the padded columns are never read
-        for (int gg = 0; gg < G; ++gg)
-          gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), H, Il, 1.0, in, Il,
-                  w + o_ih + static_cast<size_t>(gg) * H * Il, Il, 0.0, f32(s.xproj[d]) + static_cast<size_t>(gg) * Hc,
-                  CUDA_R_32F, G * Hc);
-      }
-      bias_split_kernel<T><<<grid_for(G * H, 256), 256, 0, st>>>(o_bi == SIZE_MAX ? nullptr : w + o_bi,
-                                                                  o_bh == SIZE_MAX ? nullptr : w + o_bh,
-                                                                  f32(s.bx[d]), f32(s.bh[d]), G * H, H,
-                                                                  rnn.cfg.cell == OPENRNN_CELL_GRU);
-      OPENRNN_LAUNCH_CHECK("bias_split_kernel");
       const size_t soff = (size_t(l) * D + d) * B * H, roff = (size_t(l) * D + d) * B * Hout;
       const T* hx = static_cast<const T*>(a.hx);
       const T* cx = static_cast<const T*>(a.cx);
+      PrepDir<T>& q = prep.d[d];
+      q.bih = o_bi == SIZE_MAX ? nullptr : w + o_bi;
+      q.bhh = o_bh == SIZE_MAX ? nullptr : w + o_bh;
+      q.bx = f32(s.bx[d]);
+      q.bh = f32(s.bh[d]);
       // Projection: the kernel starts from h = 0; hx (= r_0, width P) enters through the first step's xproj.
-      convert_or_zero<T, float>(hx && !proj ? hx + soff : nullptr, f32(s.h0[d]), static_cast<long long>(B) * H, st);
-      if (lstm) convert_or_zero<T, float>(cx ? cx + soff : nullptr, f32(s.c0[d]), static_cast<long long>(B) * H, st);
+      q.hx = hx && !proj ? hx + soff : nullptr;
+      q.h0 = direct ? nullptr : f32(s.h0[d]);
+      q.cx = lstm && cx ? cx + soff : nullptr;
+      q.c0 = lstm && !direct ? f32(s.c0[d]) : nullptr;
+      q.flags = reinterpret_cast<unsigned*>(ws + s.flags[d]);
+      q.hg = hg_words ? reinterpret_cast<unsigned long long*>(ws + s.hg[d]) : nullptr;
       if (proj)
         proj_fwd_begin<T>(ctx, g, w + o_hh, w + rnn.weights.offset(l, d, OPENRNN_WEIGHT_HR, D), hx ? hx + roff : nullptr,
                           f32(s.weff[d]), f32(s.g0[d]), f32(s.xproj[d]), s.es != 4 ? f32(s.whr[d]) : nullptr, lens, T_,
@@ -555,13 +652,24 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
       la.whh[d] = proj ? static_cast<const void*>(f32(s.weff[d])) : static_cast<const void*>(w + o_hh);
       la.bx[d] = f32(s.bx[d]);
       la.bh[d] = f32(s.bh[d]);
-      la.h0[d] = f32(s.h0[d]);
-      la.c0[d] = f32(s.c0[d]);
-      la.hn[d] = f32(s.hn[d]);
-      la.cn[d] = f32(s.cn[d]);
+      if (direct) {
+        la.h0[d] = hx ? reinterpret_cast<const float*>(hx + soff) : nullptr;
+        la.c0[d] = q.cx ? reinterpret_cast<const float*>(q.cx) : nullptr;
+      } else {
+        la.h0[d] = f32(s.h0[d]);
+        la.c0[d] = f32(s.c0[d]);
+      }
+      // An output that is also the input (a caller updating its state in place) goes through the workspace.
+      la.hn[d] = direct && a.hy && a.hy != a.hx ? reinterpret_cast<float*>(static_cast<T*>(a.hy) + soff) : f32(s.hn[d]);
+      la.cn[d] = direct && a.cy && a.cy != a.cx ? reinterpret_cast<float*>(static_cast<T*>(a.cy) + soff) : f32(s.cn[d]);
       la.hg[d] = f32(s.hg[d]);
-      la.flags[d] = reinterpret_cast<unsigned*>(ws + s.flags[d]);
-      if (training) {
+      la.flags[d] = q.flags;
+    }
+    layer_prep_kernel<T><<<dim3(prep_blocks(prep.n), D), 256, 0, st>>>(prep);
+    OPENRNN_LAUNCH_CHECK("layer_prep_kernel");
+    la.prep = persist::kPrepFlags | (hg_words ? persist::kPrepHg : 0u) | (training || !pdl ? 0u : persist::kPrepPdl);
+    if (training)
+      for (int d = 0; d < D; ++d) {
         const StdReserveDir& q = sl.rsv[static_cast<size_t>(l * D + d)];
         la.rs_acts[d] = reinterpret_cast<float*>(rsv(q.acts));
         la.rs_hs[d] = proj ? static_cast<void*>(f32(s.hsx[d])) : rsv(q.hs);
@@ -570,15 +678,16 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
         la.rs_rh[d] = rsv(q.rh);
         if (proj)  // the kernel's float32 state slots (unread) and the cell slots; proj_post_kernel writes q.hs
           reserve_init_kernel<float><<<grid_for(static_cast<long long>(B) * H, 256), 256, 0, st>>>(
-              f32(s.h0[d]), f32(s.c0[d]), f32(s.hsx[d]), la.rs_cs[d], lens, T_, B, H, d == 1);
+              la.h0[d], la.c0[d], f32(s.hsx[d]), la.rs_cs[d], lens, T_, B, H, d == 1);
         else
           reserve_init_kernel<T><<<grid_for(static_cast<long long>(B) * H, 256), 256, 0, st>>>(
-              f32(s.h0[d]), lstm ? f32(s.c0[d]) : nullptr, static_cast<T*>(la.rs_hs[d]), la.rs_cs[d], lens, T_, B,
-              H, d == 1);
+              la.h0[d], lstm ? la.c0[d] : nullptr, static_cast<T*>(la.rs_hs[d]), la.rs_cs[d], lens, T_, B, H, d == 1);
         OPENRNN_LAUNCH_CHECK("reserve_init_kernel");
       }
-    }
     ch.k->launch(la, ch.plan, st);
+    PostArgs<T> post;
+    post.BH = static_cast<long long>(B) * H;
+    bool any_post = false;
     for (int d = 0; d < D; ++d) {
       const size_t soff = (size_t(l) * D + d) * B * H, roff = (size_t(l) * D + d) * B * Hout;
       if (proj) {
@@ -589,11 +698,19 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
                         static_cast<T*>(out), q ? reinterpret_cast<T*>(rsv(q->hs)) : nullptr,
                         q ? reinterpret_cast<T*>(rsv(q->htil)) : nullptr,
                         a.hy ? static_cast<T*>(a.hy) + roff : nullptr, lens, T_, B, H, P);
-      } else if (a.hy) {
-        convert_or_zero<float, T>(f32(s.hn[d]), static_cast<T*>(a.hy) + soff, static_cast<long long>(B) * H, st);
+      } else if (a.hy && la.hn[d] == f32(s.hn[d])) {
+        post.hn[d] = f32(s.hn[d]);
+        post.hy[d] = static_cast<T*>(a.hy) + soff;
       }
-      if (lstm && a.cy)
-        convert_or_zero<float, T>(f32(s.cn[d]), static_cast<T*>(a.cy) + soff, static_cast<long long>(B) * H, st);
+      if (lstm && a.cy && la.cn[d] == f32(s.cn[d])) {
+        post.cn[d] = f32(s.cn[d]);
+        post.cy[d] = static_cast<T*>(a.cy) + soff;
+      }
+      any_post = any_post || post.hy[d] || post.cy[d];
+    }
+    if (any_post) {
+      layer_post_kernel<T><<<dim3(prep_blocks(post.BH), D), 256, 0, st>>>(post);
+      OPENRNN_LAUNCH_CHECK("layer_post_kernel");
     }
   }
   if (s.stage_y)

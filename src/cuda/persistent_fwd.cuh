@@ -166,6 +166,8 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
     }
   }
 
+  pdl_wait();  // what the prep kernel writes (biases, h0 / c0, counters) is read from here on
+
   // Gate-phase role: row gr of column gq (gate gg, unit gu); biases of that row.
   const bool gate_thread = tid < R * BC;
   const int gq = tid / R, gr = tid % R, gg = gr / U, gu = gr % U;

@@ -219,6 +219,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
     load_w_fragments<TW, H, U, RWS, MT, KTW, Cfg::WLD, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0,
                                                            mg, ks, tid, lane);
   }
+  pdl_wait();  // what the prep kernel writes (biases, h0 / c0, counters, tagged words) is read from here on
 
   // ---- initial state: hb[0] = h0 (split: rows 2s hi, 2s+1 lo), hb[1] = 0 (the rows past SR nb and columns past Hr
   // stay 0 for good)

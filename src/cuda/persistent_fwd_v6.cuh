@@ -152,6 +152,8 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
     }
   }
 
+  pdl_wait();  // what the prep kernel writes (biases, h0 / c0) is read from here on
+
   // ---- lane role after the reduction: gate g of (unit uw, column q) ----
   const int v = lane >> SH;
   const int g = v / E, e = v % E, uw = e / BC, q = e % BC;

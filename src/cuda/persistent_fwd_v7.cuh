@@ -172,6 +172,7 @@ __global__ void __launch_bounds__(FwdConfigV7<CELL, MB, UB>::NT, FwdConfigV7<CEL
 
   // ---- W slice, once
   v7_load_w<TW>(Ws, LDW, p.whh[dir], Hr, u0, UB, NB, Kp, tid, NT);
+  pdl_wait();  // what the prep kernel writes (biases, h0 / c0, counters, hg) is read or written from here on
   for (int i = tid; i < NSEQ; i += NT) {
     const int b = b0 + i;
     lens[i] = b < B ? (p.lengths ? p.lengths[b] : T) : 0;

@@ -158,6 +158,7 @@ __global__ void __launch_bounds__(FwdConfigV9<CELL, H_, C_, NBS>::NT, 1) persist
   uint32_t wa[MT][KTW][4];
   load_w_fragments<TW, H, U, Cfg::RWS, MT, KTW, Cfg::WLD, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0,
                                                               mg, ks, tid, lane);
+  pdl_wait();  // what the prep kernel writes (biases, h0 / c0) is read from here on
 
   // ---- initial state: hb[0] = h0 split (zero past Hr / nb), hb[1] = 0 ----
   const float* h0 = p.h0[dir];

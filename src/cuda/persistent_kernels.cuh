@@ -116,16 +116,23 @@ Plan plan_cluster(const cudaDeviceProp& prop, int B, int D, int C, int BC, int N
 // memory, in clusters of `cluster` CTAs along x, and/or cooperative (every CTA co-resident or the launch fails; never
 // a deadlock): cluster = 0 is grid mode (cooperative), coop = true makes a cluster launch cooperative too (v10, whose
 // clusters wait on each other through global memory). P: the kernel's parameter block, passed by value.
+// pdl: launched as a programmatic dependent of the previous kernel on s (LaunchArgs::prep, kPrepPdl; the kernel calls
+// pdl_wait before it reads what that kernel writes).
 template <typename P>
 void launch_persistent(void (*kernel)(P), const P& p, int nx, int D, int nt, size_t smem, int cluster,
-                       cudaStream_t s, bool coop = false) {
+                       cudaStream_t s, bool coop = false, bool pdl = false) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(nx, D, 1);
   cfg.blockDim = dim3(nt, 1, 1);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
-  cudaLaunchAttribute at[2];
+  cudaLaunchAttribute at[3];
   int n = 0;
+  if (pdl) {
+    at[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
   if (cluster > 0) {
     at[n].id = cudaLaunchAttributeClusterDimension;
     at[n].val.clusterDim.x = cluster;
@@ -257,12 +264,12 @@ class KernelImpl final : public Kernel {
 
   void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
     const FwdParams<TW> p = fwd_params<TW>(a, pl, Cfg::H);
-    if (GRID)
+    if (GRID && !(a.prep & kPrepFlags))
       for (int i = 0; i < a.D; ++i)
         OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.flags[i], 0, sizeof(unsigned) * kMaxGroups, s));
     launch_persistent(a.rs_acts[0] ? persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID, true>
                                    : persist_fwd_v4_kernel<CELL, TW, R, NW, KPW, KREG, BC, GRID, false>,
-                      p, pl.C * pl.groups, a.D, Cfg::NT, pl.smem, GRID ? 0 : pl.C, s);
+                      p, pl.C * pl.groups, a.D, Cfg::NT, pl.smem, GRID ? 0 : pl.C, s, false, (a.prep & kPrepPdl) != 0);
   }
 };
 

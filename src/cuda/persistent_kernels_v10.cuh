@@ -91,14 +91,15 @@ class KernelV10Impl final : public Kernel {
 
   void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
     FwdParams<TW> p = fwd_params<TW>(a, pl, Cfg::H);
-    for (int i = 0; i < a.D; ++i)
-      OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.flags[i], 0, sizeof(unsigned) * kMaxGroups, s));
+    if (!(a.prep & kPrepFlags))
+      for (int i = 0; i < a.D; ++i)
+        OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.flags[i], 0, sizeof(unsigned) * kMaxGroups, s));
     // Tiles of one sequence exchange h as tagged words (persistent_fwd_v10.cuh; H200, µs/step at B = 1: float32 LSTM
     // 2.56-2.70 -> 2.18-2.37, float16 LSTM 2.52 -> 2.04, GRU 2.47 -> 1.99); OPENRNN_PERSIST_V10_LL=0 (developer
     // switch, read at every launch) keeps the counter and the bulk copy. Their buffer, [groups][2][Hr] 8-byte words in
     // hg, starts zeroed (no tag of an earlier launch may match).
     p.ll = LLV && env_switch01("OPENRNN_PERSIST_V10_LL") != 0 && pl.BT == 1;
-    if (p.ll)
+    if (p.ll && !(a.prep & kPrepHg))
       for (int i = 0; i < a.D; ++i)
         OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.hg[i], 0, size_t(pl.groups) * 2 * a.Hr * sizeof(uint64_t), s));
     // OPENRNN_PERSIST_PROF=1 (developer switch, read once; synchronises the stream after each launch): the kernel's
@@ -112,7 +113,7 @@ class KernelV10Impl final : public Kernel {
     }
     launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true>
                                    : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false>,
-                      p, pl.C * pl.groups, a.D, Cfg::NT, pl.smem, pl.cl, s, true);
+                      p, pl.C * pl.groups, a.D, Cfg::NT, pl.smem, pl.cl, s, true, (a.prep & kPrepPdl) != 0);
     if (p.prof) {
       long long h[16 * 8];
       OPENRNN_CUDA_CHECK(cudaMemcpyAsync(h, dprof, sizeof h, cudaMemcpyDeviceToHost, s));

@@ -79,11 +79,12 @@ class KernelV7Impl final : public Kernel {
   void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
     FwdParams<TW> p = fwd_params<TW>(a, pl, Hc_);
     p.C = (a.Hr + UB - 1) / UB;
-    for (int i = 0; i < a.D; ++i)
-      OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.flags[i], 0, sizeof(unsigned) * kMaxGroups, s));
+    if (!(a.prep & kPrepFlags))
+      for (int i = 0; i < a.D; ++i)
+        OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.flags[i], 0, sizeof(unsigned) * kMaxGroups, s));
     launch_persistent(a.rs_acts[0] ? persist_fwd_v7_kernel<CELL, TW, MB, UB, true>
                                    : persist_fwd_v7_kernel<CELL, TW, MB, UB, false>,
-                      p, p.C * pl.groups, a.D, Cfg::NT, Cfg::smem_bytes(a.Hr), 0, s);
+                      p, p.C * pl.groups, a.D, Cfg::NT, Cfg::smem_bytes(a.Hr), 0, s, false, (a.prep & kPrepPdl) != 0);
   }
 
  private:

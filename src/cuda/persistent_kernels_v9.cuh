@@ -46,7 +46,7 @@ class KernelV9Impl final : public Kernel {
     const FwdParams<TW> p = fwd_params<TW>(a, pl, H_);
     launch_persistent(a.rs_acts[0] ? persist_fwd_v9_kernel<CELL, TW, H_, C_, NBS, true>
                                    : persist_fwd_v9_kernel<CELL, TW, H_, C_, NBS, false>,
-                      p, C_ * pl.groups, a.D, Cfg::NT, pl.smem, C_, s);
+                      p, C_ * pl.groups, a.D, Cfg::NT, pl.smem, C_, s, false, (a.prep & kPrepPdl) != 0);
   }
 };
 

@@ -66,7 +66,7 @@ struct LaunchArgs {
   float* cn[2];
   const int* lengths;     // [B] device or null (all T)
   float* hg[2];           // grid mode: [2, B, H] float32 (compiled H)
-  unsigned* flags[2];     // grid mode: [kMaxGroups] counters (zeroed by launch)
+  unsigned* flags[2];     // grid mode: [kMaxGroups] counters (zeroed by launch() or the prep kernel: prep below)
   float clip;
   // Training: STANDARD's reserve of this layer (persistent_common.cuh, FwdParams); null for inference.
   float* rs_acts[2] = {nullptr, nullptr};
@@ -74,7 +74,14 @@ struct LaunchArgs {
   float* rs_cs[2] = {nullptr, nullptr};
   float* rs_hn[2] = {nullptr, nullptr};
   void* rs_rh[2] = {nullptr, nullptr};  // GRU reset-before: r * h_{t-1}
+  // What the caller's prep kernel did on the stream just before the launch (persistent_algo.cu, layer_prep_kernel),
+  // bits: kPrepFlags: flags[d] ([kMaxGroups]) zeroed; kPrepHg: hg[d]'s first 2 * B * Hc 8-byte words zeroed (v10's
+  // tagged words of tiles of one): launch() skips its own memsets. kPrepPdl: the prep kernel is the previous kernel
+  // on the stream and lets its dependents start early, so the forward kernel is launched as a programmatic dependent
+  // (it loads W_hh, then waits for the prep kernel: pdl_wait, persistent_common.cuh). 0: launch() does it all.
+  unsigned prep = 0;
 };
+constexpr unsigned kPrepFlags = 1, kPrepHg = 2, kPrepPdl = 4;
 constexpr int kMaxGroups = 256;
 // The compiled hidden size a problem of hidden size H runs on (0: none, H > 1024).
 inline int padded_hidden(int H) { return H <= 256 ? 256 : H <= 512 ? 512 : H <= 1024 ? 1024 : 0; }
