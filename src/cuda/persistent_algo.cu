@@ -667,7 +667,13 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
     }
     layer_prep_kernel<T><<<dim3(prep_blocks(prep.n), D), 256, 0, st>>>(prep);
     OPENRNN_LAUNCH_CHECK("layer_prep_kernel");
-    la.prep = persist::kPrepFlags | (hg_words ? persist::kPrepHg : 0u) | (training || !pdl ? 0u : persist::kPrepPdl);
+    // The programmatic dependent launch where the forward kernel's grid fills at most half the SMs (inference). Above:
+    // v10 LSTM float16 H = 1024 B = 16 (128 CTAs) ran 3.80-4.14 µs/step with it against 3.64-3.77 without (H100,
+    // session 19 run 8); every smaller grid measured was as fast or faster with it (v6 float32 H = 256 B = 1: 1.16 ->
+    // 1.13; v9 float16 H = 512 B = 16: 1.79-1.91 -> 1.77-1.78).
+    const long long ctas = static_cast<long long>(ch.plan.C) * ch.plan.groups * D;
+    const bool use_pdl = pdl && !training && ctas <= ctx.props.multiProcessorCount / 2;
+    la.prep = persist::kPrepFlags | (hg_words ? persist::kPrepHg : 0u) | (use_pdl ? persist::kPrepPdl : 0u);
     if (training)
       for (int d = 0; d < D; ++d) {
         const StdReserveDir& q = sl.rsv[static_cast<size_t>(l * D + d)];
