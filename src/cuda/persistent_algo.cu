@@ -1,6 +1,7 @@
 // PERSISTENT algorithm (CudaAlgo): per layer, one cuBLAS GEMM for the input projections of all steps and both
-// directions' W_ih, then one persistent kernel launch (persistent_fwd.cuh) running every step of both directions
-// with W_hh held on chip. Training: the same kernel also writes the STANDARD algorithm's reserve space
+// directions' W_ih, one prep kernel (biases, initial states, counters: layer_prep_kernel), then one persistent kernel
+// launch (persistent_fwd.cuh; a programmatic dependent of the prep kernel where its grid is small) running every step
+// of both directions with W_hh held on chip, and one kernel for hy / cy where they need converting. Training: the same kernel also writes the STANDARD algorithm's reserve space
 // (standard_plan.h: activations, state slots, GRU's W_hn h + b_hn, layer outputs, dropped inputs), and backward data
 // runs STANDARD's backward_data with the per-step loop of each layer replaced by one persistent backward kernel
 // launch (persistent_bwd.cuh; 16-bit LSTM / GRU at H <= 512 on tensor cores, persistent_bwd_rs.cuh; H = 1024 in grid
