@@ -1,9 +1,10 @@
 // PERSISTENT algorithm (CudaAlgo): per layer, one cuBLAS GEMM for the input projections of all steps and both
 // directions' W_ih, one prep kernel (biases, initial states, counters: layer_prep_kernel), then one persistent kernel
 // launch (persistent_fwd.cuh; a programmatic dependent of the prep kernel where its grid is small) running every step
-// of both directions with W_hh held on chip, and one kernel for hy / cy where they need converting. Training: the same kernel also writes the STANDARD algorithm's reserve space
-// (standard_plan.h: activations, state slots, GRU's W_hn h + b_hn, layer outputs, dropped inputs), and backward data
-// runs STANDARD's backward_data with the per-step loop of each layer replaced by one persistent backward kernel
+// of both directions with W_hh held on chip, and one kernel for hy / cy where they need converting (persistent_layer_
+// io.cuh). Training: the same kernel also writes the STANDARD algorithm's reserve space (standard_plan.h:
+// activations, state slots, GRU's W_hn h + b_hn, layer outputs, dropped inputs), and backward data runs STANDARD's
+// backward_data with the per-step loop of each layer replaced by one persistent backward kernel
 // launch (persistent_bwd.cuh; 16-bit LSTM / GRU at H <= 512 on tensor cores, persistent_bwd_rs.cuh; H = 1024 in grid
 // mode, persistent_bwd_grid.cuh; where no configuration takes the problem in one wave of clusters, STANDARD's own
 // loop runs); the weight gradients are STANDARD's large GEMMs.
@@ -514,23 +515,22 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
     prep.BH = static_cast<long long>(B) * H;
     prep.hg_words = hg_words;
     prep.gru = rnn.cfg.cell == OPENRNN_CELL_GRU;
-    prep.n = std::max({static_cast<long long>(prep.GH), prep.BH, static_cast<long long>(persist::kMaxGroups), hg_words});
-    // The input projections of every step, xproj[d] = x W_ih^T (float32, no bias), one GEMM per direction.
-    auto gemms = [&]() {
-      for (int d = 0; d < D; ++d) {
-        const size_t o_ih = rnn.weights.offset(l, d, OPENRNN_WEIGHT_IH, D);
-        if (H == Hc) {
-          gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), G * H, Il, 1.0, in, Il, w + o_ih, Il, 0.0,
-                  f32(s.xproj[d]), CUDA_R_32F, G * H);
-        } else {  // gate gg -> columns [gg*Hc, gg*Hc + H) of [TB, G*Hc]; the padded columns are never read
-          for (int gg = 0; gg < G; ++gg)
-            gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), H, Il, 1.0, in, Il,
-                    w + o_ih + static_cast<size_t>(gg) * H * Il, Il, 0.0, f32(s.xproj[d]) + static_cast<size_t>(gg) * Hc,
-                    CUDA_R_32F, G * Hc);
-        }
+    prep.n = std::max({static_cast<long long>(prep.GH), prep.BH, static_cast<long long>(persist::kMaxGroups),
+                       hg_words});
+    // The input projections of every step, xproj[d] = x W_ih^T (float32, no bias), one GEMM per direction; before
+    // proj_fwd_begin, which adds to xproj.
+    for (int d = 0; d < D; ++d) {
+      const size_t o_ih = rnn.weights.offset(l, d, OPENRNN_WEIGHT_IH, D);
+      if (H == Hc) {
+        gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), G * H, Il, 1.0, in, Il, w + o_ih, Il, 0.0,
+                f32(s.xproj[d]), CUDA_R_32F, G * H);
+      } else {  // gate gg -> columns [gg*Hc, gg*Hc + H) of [TB, G*Hc]; the padded columns are never read
+        for (int gg = 0; gg < G; ++gg)
+          gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), H, Il, 1.0, in, Il,
+                  w + o_ih + static_cast<size_t>(gg) * H * Il, Il, 0.0, f32(s.xproj[d]) + static_cast<size_t>(gg) * Hc,
+                  CUDA_R_32F, G * Hc);
       }
-    };
-    gemms();  // before proj_fwd_begin, which adds to xproj
+    }
     for (int d = 0; d < D; ++d) {
       const size_t o_hh = rnn.weights.offset(l, d, OPENRNN_WEIGHT_HH, D);
       const size_t o_bi = rnn.weights.offset(l, d, OPENRNN_BIAS_IH, D);
