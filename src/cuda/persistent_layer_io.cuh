@@ -90,7 +90,7 @@ __global__ void layer_post_kernel(PostArgs<T> a) {
   }
 }
 
-// Blocks of 256 threads for n elements, at most 4 per SM's worth of the device (a grid-stride loop does the rest).
+// Blocks of 256 threads for n elements, at most 512 (a grid-stride loop does the rest).
 inline unsigned prep_blocks(long long n) {
   const long long b = (n + 255) / 256;
   return static_cast<unsigned>(b < 1 ? 1 : b > 512 ? 512 : b);
