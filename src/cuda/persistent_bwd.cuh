@@ -171,22 +171,28 @@ __device__ __forceinline__ void bwd_store_dG(const BwdParams<TW>& p, int dir, in
 // The transposed row slice of a CTA as mma A fragments, for the 16-bit products of the reduce-scatter backward kernels
 // (persistent_bwd_rs.cuh; persistent_bwd_grid.cuh's MMA share): A[m][r] = W_hh[(r / U) * Hr + u0 + r % U][m] for the
 // gate rows r < R of the CTA's U units (KT*16 >= R k columns: the rest 0) and all H units m (padded units: 0); warp w
-// takes m-tiles w*MTW .. w*MTW + MTW - 1 and every k-tile. Staged transposed through ws [H][LDG] TW (global reads
-// along m: coalesced). Every thread calls it (two __syncthreads; ws is free again afterwards).
-template <typename TW, int H, int U, int R, int KT, int MTW, int LDG, int NT>
+// takes m-tiles w*MTW .. w*MTW + MTW - 1 and every k-tile. The rows are staged as they lie in W_hh, ws [KT*16][H + 8]
+// TW (stage_w_rows: one round trip to memory), i.e. A transposed, and ldmatrix.trans delivers A's fragments: matrix
+// j of a fragment (a0..a3) is A's rows m + 8 (j & 1), columns r + 8 (j >> 1), read as staged rows r + 8 (j >> 1) +
+// (lane & 7) at column m + 8 (j & 1). (Before session 20 the slice was staged transposed by scalar loads, ~32 round
+// trips to memory per launch.) wt_stage_bytes: the staging buffer's size. Every thread calls it (two
+// __syncthreads; ws is free again afterwards).
+template <int H, int KT>
+constexpr size_t wt_stage_bytes() {
+  return size_t(KT) * 16 * (H + 8) * 2;
+}
+template <typename TW, int H, int U, int R, int KT, int MTW, int NT>
 __device__ __forceinline__ void load_wt_fragments(uint32_t (&wa)[MTW][KT][4], TW* ws, const TW* W, int Hr, int u0,
                                                   int warp, int tid, int lane) {
-  const TW zero = Store<TW>::from_f(0.f);
-  for (int i = tid; i < KT * 16 * H; i += NT) {
-    const int r = i / H, m = i % H, uu = u0 + r % U;
-    ws[m * LDG + r] = r < R && uu < Hr && m < Hr ? W[size_t((r / U) * Hr + uu) * Hr + m] : zero;
-  }
-  __syncthreads();
+  constexpr int LDS = H + 8;  // halves: an odd multiple of 16 bytes for H % 16 == 0 (conflict-free ldmatrix)
+  stage_w_rows<TW, NT>(ws, LDS, W, Hr, u0, U, KT * 16, R, H, tid);
+  const int j = lane >> 3;
 #pragma unroll
   for (int i = 0; i < MTW; ++i)
 #pragma unroll
     for (int kt = 0; kt < KT; ++kt)
-      mma::ldsm_x4(wa[i][kt], ws + ((warp * MTW + i) * 16 + (lane & 15)) * LDG + kt * 16 + (lane >> 4) * 8);
+      mma::ldsm_x4_trans(wa[i][kt],
+                         ws + (kt * 16 + (j >> 1) * 8 + (lane & 7)) * LDS + (warp * MTW + i) * 16 + (j & 1) * 8);
   __syncthreads();
 }
 
@@ -266,6 +272,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
 #pragma unroll
       for (int kk = 0; kk < KREG / 2; ++kk)
         wreg[j][kk] = S::from_f2(S::to_f(ld(k0 + 2 * kk)), S::to_f(ld(k0 + 2 * kk + 1)));
+      #pragma unroll 8  // independent loads in flight together (once per launch)
       for (int kk = 0; kk < KSM / 2; ++kk)
         Wsm[((warp * (KSM / 2) + kk) * RPT + j) * 32 + lane] =
             S::from_f2(S::to_f(ld(k0 + KREG + 2 * kk)), S::to_f(ld(k0 + KREG + 2 * kk + 1)));

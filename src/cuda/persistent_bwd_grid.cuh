@@ -67,14 +67,14 @@ struct BwdGridConfig {
 
   // Shared memory: Wsm [KSM][NT] pairs (FFMA) | dgl [BMAX][R] float | xn [BMAX][U] (GRU) | red [BMAX][WPC][U] |
   // lens int [BMAX] | dgs [2*BMAX][LDG] TW (MMA, 16-byte aligned). MMA: before the first step the A staging buffer
-  // [H][LDG] TW sits at 0.
+  // [KT*16][H + 8] TW sits at 0 (load_wt_fragments).
   static size_t run_bytes() {
     return size_t(MMA ? 0 : KSM) * NT * sizeof(Pair) +
            4 * (size_t(BMAX) * R + (CELL == GRU ? size_t(BMAX) * U : 0) + size_t(BMAX) * WPC * U + BMAX) +
            (MMA ? 16 + size_t(2) * BMAX * LDG * 2 : 0);
   }
   static size_t smem_bytes() {
-    const size_t stage = MMA ? size_t(H) * LDG * 2 : 0;
+    const size_t stage = MMA ? wt_stage_bytes<H, KT>() : 0;
     return run_bytes() > stage ? run_bytes() : stage;
   }
   // Global exchange per direction: part float32 [2][C][B][H].
@@ -107,12 +107,12 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
 
   // ---- W_hh rows of this CTA's units (compiled row r = g*U + uu <-> canonical row g*Hr + u0 + uu), columns
   // 2 tid, 2 tid + 1 (consecutive threads read consecutive columns: coalesced). Padded rows / columns read as 0.
-  // MMA: the same rows, transposed, as A fragments (staged [H][LDG]; global reads along the columns m).
+  // MMA: the same rows, transposed, as A fragments (load_wt_fragments: staged [KT*16][H + 8] as they lie in W_hh).
   const TW* W = p.whh[dir];
   Pair wreg[KREG > 0 && !MMA ? KREG : 1];
   uint32_t wa[MMA ? MTW : 1][KT][4];
   if constexpr (MMA) {
-    load_wt_fragments<TW, H, U, R, KT, MTW, LDG, NT>(wa, reinterpret_cast<TW*>(smem4), W, Hr, u0, warp, tid, lane);
+    load_wt_fragments<TW, H, U, R, KT, MTW, NT>(wa, reinterpret_cast<TW*>(smem4), W, Hr, u0, warp, tid, lane);
     const TW zero = S::from_f(0.f);  // the staging buffer is dgl / red / dgs now
     for (int i = tid; i < 2 * BMAX * LDG; i += NT) dgs[i] = zero;
   } else {
@@ -124,6 +124,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
     };
 #pragma unroll
     for (int r = 0; r < KREG; ++r) wreg[r] = S::from_f2(S::to_f(ld(r, k0)), S::to_f(ld(r, k0 + 1)));
+    #pragma unroll 8  // independent loads in flight together (once per launch)
     for (int r = KREG; r < R; ++r) Wsm[(r - KREG) * NT + tid] = S::from_f2(S::to_f(ld(r, k0)), S::to_f(ld(r, k0 + 1)));
   }
   for (int i = tid; i < BMAX * R; i += NT) dgl[i] = 0.f;  // columns past B stay 0 (the share's padded chunk)

@@ -85,14 +85,14 @@ struct BwdRsConfig {
   static_assert(!F32 || (NT % H == 0 && RPK % 4 == 0 && KREG % 4 == 0 && KREG <= RPK), "float32 row ranges");
   // Shared memory: bar [2] (16 B) | recv [2][SRC][NBS][U] float | then 16-bit: dgl [2][N][LDG] TW | stg [NW][NBS][SLD]
   // float; float32: dgl [2][NBS][R] float | Wsm [RSM][NT] float. 16-bit: before the first cluster barrier, the W
-  // staging buffer [H][LDG] TW sits at recv.
+  // staging buffer [KT*16][H + 8] TW sits at recv (load_wt_fragments).
   static constexpr size_t recv_floats() { return size_t(2) * SRC * NBS * U; }
   static constexpr size_t run_bytes() {
     return 16 + recv_floats() * 4 +
            (F32 ? size_t(2) * NBS * R * 4 + size_t(RSM) * NT * 4
                 : size_t(2) * N * LDG * 2 + size_t(NW) * NBS * SLD * 4);
   }
-  static constexpr size_t stage_bytes() { return F32 ? 0 : 16 + size_t(H) * LDG * 2; }
+  static constexpr size_t stage_bytes() { return F32 ? 0 : 16 + wt_stage_bytes<H, KT>(); }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
 };
 
@@ -137,10 +137,11 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
     };
 #pragma unroll
     for (int j = 0; j < KREG; ++j) wr[j] = ld(fks * RPK + j);
+    #pragma unroll 8  // independent loads in flight together (once per launch)
     for (int j = 0; j < RSM; ++j) Wsm[j * NT + tid] = ld(fks * RPK + KREG + j);
   } else {
     // staged at recv (becomes recv / dgl / stg afterwards)
-    load_wt_fragments<TW, H, U, R, KT, MTW, LDG, NT>(wa, reinterpret_cast<TW*>(smem_raw + 16), p.whh[dir], Hr, u0,
+    load_wt_fragments<TW, H, U, R, KT, MTW, NT>(wa, reinterpret_cast<TW*>(smem_raw + 16), p.whh[dir], Hr, u0,
                                                      warp, tid, lane);
   }
 

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "cuda_common.cuh"
+
 namespace openrnn {
 namespace cuda {
 namespace persist {
@@ -294,6 +296,37 @@ __device__ __forceinline__ void mbar_pair_arm(uint64_t* bar, int first, int push
 }
 
 // cp.async helpers (cp_async16, cp_async16_zfill, commit, wait): cuda_common.cuh.
+
+// A CTA's slice of a 16-bit W_hh into shared memory, once per launch: row r < rows of ws [rows][lds] gets canonical
+// row (r / U) * Hr + u0 + r % U (gate r / U of unit u0 + r % U), columns [0, cols); rows r >= rows_real, padded units
+// (u0 + r % U >= Hr) and columns >= Hr read as 0. Every thread issues its 16-byte cp.async at once, so the slice
+// costs one round trip to memory (the kernels' earlier loaders, a chunk of scalar loads behind each __syncthreads,
+// cost one per chunk: 4-16 per launch). Scalar loads where a row is not 16-byte aligned (Hr % 8 != 0, or W itself
+// misaligned). cols % 8 == 0, lds % 8 == 0 and ws 16-byte aligned (static at every caller). Every thread of the CTA
+// calls it; it ends with __syncthreads.
+template <typename TW, int NT>
+__device__ __forceinline__ void stage_w_rows(TW* ws, int lds, const TW* W, int Hr, int u0, int U, int rows,
+                                             int rows_real, int cols, int tid) {
+  static_assert(sizeof(TW) == 2, "16-bit weights");
+  if (Hr % 8 == 0 && (reinterpret_cast<uintptr_t>(W) & 15) == 0) {
+    const int cpr = cols / 8;  // 16-byte chunks per row
+    for (int i = tid; i < rows * cpr; i += NT) {
+      const int r = i / cpr, k = (i % cpr) * 8, uu = u0 + r % U;
+      const bool live = r < rows_real && uu < Hr && k < Hr;  // Hr % 8 == 0: a chunk is wholly in or out
+      cp_async16_zfill(ws + size_t(r) * lds + k, live ? W + size_t((r / U) * Hr + uu) * Hr + k : W, live ? 16 : 0);
+    }
+    cp_async_commit();
+    cp_async_wait_all();
+  } else {
+    const TW zero = Store<TW>::from_f(0.f);
+#pragma unroll 8
+    for (int i = tid; i < rows * cols; i += NT) {
+      const int r = i / cols, k = i % cols, uu = u0 + r % U;
+      ws[size_t(r) * lds + k] = r < rows_real && uu < Hr && k < Hr ? W[size_t((r / U) * Hr + uu) * Hr + k] : zero;
+    }
+  }
+  __syncthreads();
+}
 
 // Activations on the critical path of every step: ex2.approx-based. Relative error of __expf is a few ulp for the
 // arguments seen here (|x| < 30); tanh through the sigmoid loses relative accuracy only near 0, where the absolute

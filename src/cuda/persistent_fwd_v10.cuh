@@ -85,18 +85,16 @@ struct FwdConfigV10 {
   static_assert(NW % MG == 0, "16 warps");
   static constexpr int KS = NW / MG;    // k split
   static constexpr int KT = H / 16, KTW = KT / KS;  // k16 tiles: all, per warp
-  static_assert(KTW % 4 == 0, "a warp's k range is whole 64-column staging chunks");
   static constexpr int N = 2 * NBS, NTL = N / 8;  // state rows (hi / lo), n8 tiles
   static_assert(NBS % 4 == 0 && NBS <= 16, "tiles of 4, 8 or 16 sequences");
   static_assert(NBS * U <= NT, "one cell element per thread");
   static constexpr int LDH = H + 8;   // state row stride, halves (odd multiple of 16 bytes: conflict-free ldmatrix)
   static constexpr int RL = RWS + 8;  // partial-sum row stride, floats (conflict-free stores for RWS = 32, 48, 64)
-  static constexpr int WLD = 72;      // W staging row stride, halves
   static constexpr int KPW = 1, GL = 1, JL = 1;  // the float32 product's, unused
   // Shared memory: hb [2][N][LDH] TW | part [KS][NBS][RL] float | bar (one mbarrier); before the first step, the W
-  // staging buffer [RWS][WLD] TW at the same place.
+  // staging buffer [RWS][H + 8] TW at the same place (load_w_fragments, persistent_fwd_v9.cuh).
   static constexpr size_t run_bytes() { return size_t(2) * N * LDH * 2 + size_t(KS) * NBS * RL * 4 + 16; }
-  static constexpr size_t stage_bytes() { return size_t(RWS) * WLD * 2; }
+  static constexpr size_t stage_bytes() { return size_t(RWS) * (H + 8) * 2; }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
 };
 
@@ -128,7 +126,7 @@ struct FwdConfigV10F32 {
                                       // wavefront at any stride), so that at Hr == H the tile's rows are one block
   static constexpr int RL = 4 * U + 8;  // partial-sum row stride, floats (= 8 mod 32: the cell's reads of 4 sequences
                                         // x 8 units per warp are conflict-free)
-  static constexpr int MT = 1, KTW = 1, NTL = 1, WLD = 1;  // the 16-bit product's, unused
+  static constexpr int MT = 1, KTW = 1, NTL = 1;  // the 16-bit product's, unused
   // Shared memory: hb [2][N][LDH] float | part [KS][NBS][RL] float | bar (one mbarrier).
   static constexpr size_t smem_bytes() { return size_t(2) * N * LDH * 4 + size_t(KS) * NBS * RL * 4 + 16; }
 };
@@ -216,7 +214,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
           wf[i][j][e] = i < G && uw < Hr && k < Hr ? p.whh[dir][(size_t(i) * Hr + uw) * Hr + k] : 0.f;
         }
   } else {
-    load_w_fragments<TW, H, U, RWS, MT, KTW, Cfg::WLD, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0,
+    load_w_fragments<TW, H, U, RWS, MT, KTW, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0,
                                                            mg, ks, tid, lane);
   }
   pdl_wait();  // what the prep kernel writes (biases, h0 / c0, counters, tagged words) is read from here on

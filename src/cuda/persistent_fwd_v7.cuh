@@ -74,19 +74,6 @@ struct FwdConfigV7 {
   }
 };
 
-// The block's W_hh slice into shared memory, once per launch (plain loads: the caller's W_hh need not be 16-byte
-// aligned). Row n = g*UB + j of Ws (row stride ldw) holds W_hh row g*Hr + u0 + j, columns [0, kp); units past Hr and
-// k past Hr read as 0.
-template <typename TW>
-__device__ __forceinline__ void v7_load_w(TW* Ws, int ldw, const TW* W, int Hr, int u0, int UB, int NB, int kp,
-                                          int tid, int nt) {
-  const TW zero = Store<TW>::from_f(0.f);
-  for (int i = tid; i < NB * kp; i += nt) {
-    const int n = i / kp, k = i % kp, u = u0 + n % UB;
-    Ws[n * ldw + k] = (u < Hr && k < Hr) ? W[size_t((n / UB) * Hr + u) * Hr + k] : zero;
-  }
-}
-
 // The cell of one (sequence, unit) at a valid step: x = input projections, bx / bh = the biases of its G gate rows,
 // sg = the recurrent sums; updates h and c (float32, carried in registers), returns the activations (and GRU's
 // W_hn h + b_hn in sn) for the training reserve. The arithmetic is pinned with explicit roundings (__fadd_rn /
@@ -171,7 +158,7 @@ __global__ void __launch_bounds__(FwdConfigV7<CELL, MB, UB>::NT, FwdConfigV7<CEL
   int* lens = reinterpret_cast<int*>(Cs + MB * CLD);             // [NSEQ]
 
   // ---- W slice, once
-  v7_load_w<TW>(Ws, LDW, p.whh[dir], Hr, u0, UB, NB, Kp, tid, NT);
+  stage_w_rows<TW, NT>(Ws, LDW, p.whh[dir], Hr, u0, UB, NB, NB, Kp, tid);  // one round trip (session 20)
   pdl_wait();  // what the prep kernel writes (biases, h0 / c0, counters, hg) is read or written from here on
   for (int i = tid; i < NSEQ; i += NT) {
     const int b = b0 + i;

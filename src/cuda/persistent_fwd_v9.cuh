@@ -82,11 +82,10 @@ struct FwdConfigV9 {
   static constexpr int RL = RWS + 8;  // partial-sum row stride, floats (= 8 mod 32: conflict-free stores)
   static constexpr int EPT = (NBS * U + NT - 1) / NT;  // cell elements per thread
   static constexpr int PUSH = C / 4;  // st.async per lane per step
-  static constexpr int WLD = 72;      // W staging row stride, halves (conflict-free ldmatrix)
   // Shared memory: hb [2][N][LDH] TW | part [2][KS][NBS][RL] float | bar [2] mbarriers; before the first step, the W
-  // staging buffer [RWS][WLD] TW at the same place.
+  // staging buffer [RWS][H + 8] TW at the same place (load_w_fragments).
   static constexpr size_t run_bytes() { return size_t(2) * N * LDH * 2 + size_t(2) * KS * NBS * RL * 4 + 16; }
-  static constexpr size_t stage_bytes() { return size_t(RWS) * WLD * 2; }
+  static constexpr size_t stage_bytes() { return size_t(RWS) * (H + 8) * 2; }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
 };
 
@@ -101,32 +100,26 @@ __device__ __forceinline__ uint32_t bits16(TW v) {
 // ---- shared by v9 and v10 (persistent_fwd_v10.cuh) ----
 
 // The A fragments of a CTA's W_hh slice, loaded once: RWS rows (row r = gate r / U of unit u0 + r % U) x H columns,
-// staged through shared memory (ws: [RWS][WLD] TW) in chunks of 64 columns (coalesced scalar loads: W need not be
-// aligned; rows of padded units and columns past Hr read as 0), each warp taking its MT m-tiles (from m-tile mg*MT) x
-// KTW k-tiles (from k-tile ks*KTW) with ldmatrix as v7 does. (Loading the fragments straight from global memory kept
-// every loaded half in a register at once: ptxas spilled.) Every thread of the CTA calls it (it has __syncthreads).
-template <typename TW, int H, int U, int RWS, int MT, int KTW, int WLD, int NT>
+// staged whole in shared memory (ws: [RWS][H + 8] TW, stage_w_rows: one round trip; rows of padded units and columns
+// past Hr read as 0), each warp taking its MT m-tiles (from m-tile mg*MT) x KTW k-tiles (from k-tile ks*KTW) with
+// ldmatrix as v7 does. (Loading the fragments straight from global memory kept every loaded half in a register at
+// once: ptxas spilled. Staging 64 columns at a time, as before session 20, cost a memory round trip per chunk.) Every
+// thread of the CTA calls it (it has __syncthreads).
+template <int H>
+constexpr int w_stage_ld() {
+  return H + 8;  // halves: an odd multiple of 16 bytes for H % 16 == 0 (conflict-free ldmatrix)
+}
+template <typename TW, int H, int U, int RWS, int MT, int KTW, int NT>
 __device__ __forceinline__ void load_w_fragments(uint32_t (&wa)[MT][KTW][4], TW* ws, const TW* W, int Hr, int u0,
                                                  int mg, int ks, int tid, int lane) {
-  const TW zero = Store<TW>::from_f(0.f);
+  constexpr int LDS = w_stage_ld<H>();
+  stage_w_rows<TW, NT>(ws, LDS, W, Hr, u0, U, RWS, RWS, H, tid);
 #pragma unroll
-  for (int ch = 0; ch < H / 64; ++ch) {
-    for (int i = tid; i < RWS * 64; i += NT) {
-      const int r = i / 64, k = ch * 64 + i % 64, uu = u0 + r % U;
-      ws[r * WLD + i % 64] = uu < Hr && k < Hr ? W[size_t((r / U) * Hr + uu) * Hr + k] : zero;
-    }
-    __syncthreads();
+  for (int kk = 0; kk < KTW; ++kk)
 #pragma unroll
-    for (int kk = 0; kk < KTW; ++kk) {
-      const int kt = ks * KTW + kk;  // this warp's k-tile; in chunk ch when kt / 4 == ch
-      if (kt / 4 == ch) {
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-          mma::ldsm_x4(wa[i][kk], ws + ((mg * MT + i) * 16 + (lane & 15)) * WLD + (kt % 4) * 16 + (lane >> 4) * 8);
-      }
-    }
-    __syncthreads();
-  }
+    for (int i = 0; i < MT; ++i)
+      mma::ldsm_x4(wa[i][kk], ws + ((mg * MT + i) * 16 + (lane & 15)) * LDS + (ks * KTW + kk) * 16 + (lane >> 4) * 8);
+  __syncthreads();
 }
 
 template <int CELL, typename TW, int H_, int C_, int NBS, bool TRAIN = false>
@@ -156,7 +149,7 @@ __global__ void __launch_bounds__(FwdConfigV9<CELL, H_, C_, NBS>::NT, 1) persist
   // ---- A fragments of W_hh, once: m-tile mg*MT + i, k-tile ks*KTW + kk; the staging buffer sits where hb / part
   // will be (before they are initialised)
   uint32_t wa[MT][KTW][4];
-  load_w_fragments<TW, H, U, Cfg::RWS, MT, KTW, Cfg::WLD, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0,
+  load_w_fragments<TW, H, U, Cfg::RWS, MT, KTW, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0,
                                                               mg, ks, tid, lane);
   pdl_wait();  // what the prep kernel writes (biases, h0 / c0) is read from here on
 
