@@ -571,16 +571,12 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
       la.hg[d] = f32(s.hg[d]);
       la.flags[d] = q.flags;
     }
-    layer_prep_kernel<T><<<dim3(prep_blocks(prep.n), D), 256, 0, st>>>(prep);
-    OPENRNN_LAUNCH_CHECK("layer_prep_kernel");
-    // The programmatic dependent launch where the forward kernel's grid fills at most half the SMs (inference). Above:
-    // v10 LSTM float16 H = 1024 B = 16 (128 CTAs) ran 3.80-4.14 µs/step with it against 3.64-3.77 without (H100,
-    // session 19 run 8); every smaller grid measured was as fast or faster with it (v6 float32 H = 256 B = 1: 1.16 ->
-    // 1.13; v9 float16 H = 512 B = 16: 1.79-1.91 -> 1.77-1.78).
-    const long long ctas = static_cast<long long>(ch.plan.C) * ch.plan.groups * D;
-    const bool use_pdl = pdl && !training && ctas <= ctx.props.multiProcessorCount / 2;
-    la.prep = persist::kPrepFlags | (hg_words ? persist::kPrepHg : 0u) | (use_pdl ? persist::kPrepPdl : 0u);
-    if (training)
+    if (training) {
+      // The reserve (STANDARD's layout); without the projection the prep kernel also writes its state slots that the
+      // kernel does not (persist_io::reserve_slots).
+      prep.lens = lens;
+      prep.steps = T_;
+      prep.B = B;
       for (int d = 0; d < D; ++d) {
         const StdReserveDir& q = sl.rsv[static_cast<size_t>(l * D + d)];
         la.rs_acts[d] = reinterpret_cast<float*>(rsv(q.acts));
@@ -588,12 +584,27 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
         la.rs_cs[d] = reinterpret_cast<float*>(rsv(q.cs));
         la.rs_hn[d] = reinterpret_cast<float*>(rsv(q.hn));
         la.rs_rh[d] = rsv(q.rh);
-        if (proj)  // the kernel's float32 state slots (unread) and the cell slots; proj_post_kernel writes q.hs
-          reserve_init_kernel<float><<<grid_for(static_cast<long long>(B) * H, 256), 256, 0, st>>>(
-              la.h0[d], la.c0[d], f32(s.hsx[d]), la.rs_cs[d], lens, T_, B, H, d == 1);
-        else
-          reserve_init_kernel<T><<<grid_for(static_cast<long long>(B) * H, 256), 256, 0, st>>>(
-              la.h0[d], lstm ? la.c0[d] : nullptr, static_cast<T*>(la.rs_hs[d]), la.rs_cs[d], lens, T_, B, H, d == 1);
+        if (!proj) {
+          prep.d[d].rs_hs = static_cast<T*>(la.rs_hs[d]);
+          prep.d[d].rs_cs = la.rs_cs[d];
+        }
+      }
+    }
+    layer_prep_kernel<T><<<dim3(prep_blocks(prep.n), D), 256, 0, st>>>(prep);
+    OPENRNN_LAUNCH_CHECK("layer_prep_kernel");
+    // The programmatic dependent launch where the forward kernel's grid fills at most half the SMs. Above:
+    // v10 LSTM float16 H = 1024 B = 16 (128 CTAs) ran 3.80-4.14 µs/step with it against 3.64-3.77 without (H100,
+    // session 19 run 8); every smaller grid measured was as fast or faster with it (v6 float32 H = 256 B = 1: 1.16 ->
+    // 1.13; v9 float16 H = 512 B = 16: 1.79-1.91 -> 1.77-1.78).
+    const long long ctas = static_cast<long long>(ch.plan.C) * ch.plan.groups * D;
+    // Training too (session 20), except with the projection, whose reserve initialisation runs between the two.
+    const bool use_pdl = pdl && !(training && proj) && ctas <= ctx.props.multiProcessorCount / 2;
+    la.prep = persist::kPrepFlags | (hg_words ? persist::kPrepHg : 0u) | (use_pdl ? persist::kPrepPdl : 0u);
+    if (training && proj)
+      for (int d = 0; d < D; ++d) {  // the kernel's float32 state slots (unread) and the cell slots; proj_post_kernel
+                                     // writes the reserve's hs
+        reserve_init_kernel<float><<<grid_for(static_cast<long long>(B) * H, 256), 256, 0, st>>>(
+            la.h0[d], la.c0[d], f32(s.hsx[d]), la.rs_cs[d], lens, T_, B, H, d == 1);
         OPENRNN_LAUNCH_CHECK("reserve_init_kernel");
       }
     ch.k->launch(la, ch.plan, st);

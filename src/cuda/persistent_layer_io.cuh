@@ -1,5 +1,6 @@
 // The elementwise kernels around one layer's persistent forward launch (persistent_algo.cu, forward_typed): the
-// prep kernel before it, the hy / cy kernel after it, and training's reserve initialisation. One translation unit
+// prep kernel before it (with training's reserve initialisation), the hy / cy kernel after it, and the reserve
+// initialisation of the LSTM projection. One translation unit
 // includes this (persistent_algo.cu); the kernels are templates on the storage type T.
 #pragma once
 
@@ -20,7 +21,9 @@ namespace persist_io {
 // - the kernel's float32 h0 / c0 [B, H] from hx / cx (zero where absent; null: not needed, no cell state or the kernel
 //   reads the caller's float32 hx / cx itself);
 // - the group counters flags [kMaxGroups] and, where hg is set, v10's tagged words hg [hg_words] zeroed (LaunchArgs::
-//   prep tells launch() not to do it again).
+//   prep tells launch() not to do it again);
+// - training (rs_hs set): the reserve's state slots the kernel does not write (reserve_slots below; before session 20
+//   a launch of its own per direction).
 template <typename T>
 struct PrepDir {
   const T* bih = nullptr;
@@ -33,6 +36,8 @@ struct PrepDir {
   float* c0 = nullptr;
   unsigned* flags = nullptr;
   unsigned long long* hg = nullptr;
+  T* rs_hs = nullptr;     // training: the reserve's states (StdReserveDir::hs) and cell states (cs)
+  float* rs_cs = nullptr;
 };
 template <typename T>
 struct PrepArgs {
@@ -41,7 +46,26 @@ struct PrepArgs {
   int GH = 0, H = 0;
   long long BH = 0, hg_words = 0;
   bool gru = false;
+  const int32_t* lens = nullptr;  // training: the reserve slots of direction 1 depend on each sequence's length
+  int steps = 0, B = 0;
 };
+
+// Training, before the launch: the reserve state slots the kernel does not write, for element i = b * Hr + u of
+// [B, Hr]. Forward direction: slot 0 = h0 (c0). Reverse direction: slots len_b..T (the state entering the padding
+// steps and the first real step) = h0; the kernel writes slots 0..len_b-1. hs rows are [Hr * S] of TW (S = 2: hi/lo
+// pairs for 16-bit types).
+template <typename T>
+__device__ __forceinline__ void reserve_slots(long long i, float h, float c, T* hs, float* cs, const int32_t* lens,
+                                              int T_, int B, int Hr, bool reverse) {
+  const int b = static_cast<int>(i / Hr), u = static_cast<int>(i % Hr);
+  const int len = lens ? lens[b] : T_;
+  const int first = reverse ? len : 0, last = reverse ? T_ : 0;
+  constexpr int S = sizeof(T) == 2 ? 2 : 1;
+  for (int slot = first; slot <= last; ++slot) {
+    st_split(hs + (static_cast<size_t>(slot) * B + b) * (static_cast<size_t>(Hr) * S) + u, Hr, h);
+    if (cs) cs[(static_cast<size_t>(slot) * B + b) * Hr + u] = c;
+  }
+}
 
 // grid (x, D): direction blockIdx.y, a grid-stride loop over the largest of the index ranges. It lets the forward
 // kernel launched after it (as a programmatic dependent, LaunchArgs::prep) start at once: that kernel reads nothing
@@ -61,8 +85,10 @@ __global__ void layer_prep_kernel(PrepArgs<T> a) {
       q.bh[i] = n_gate ? y : 0.f;
     }
     if (i < a.BH) {
-      if (q.h0) q.h0[i] = q.hx ? to_f(q.hx[i]) : 0.f;
-      if (q.c0) q.c0[i] = q.cx ? to_f(q.cx[i]) : 0.f;
+      const float h = q.hx ? to_f(q.hx[i]) : 0.f, c = q.cx ? to_f(q.cx[i]) : 0.f;
+      if (q.h0) q.h0[i] = h;
+      if (q.c0) q.c0[i] = c;
+      if (q.rs_hs) reserve_slots(i, h, c, q.rs_hs, q.rs_cs, a.lens, a.steps, a.B, a.H, blockIdx.y == 1);
     }
     if (i < persist::kMaxGroups) q.flags[i] = 0u;
     if (q.hg && i < a.hg_words) q.hg[i] = 0ull;
@@ -96,23 +122,14 @@ inline unsigned prep_blocks(long long n) {
   return static_cast<unsigned>(b < 1 ? 1 : b > 512 ? 512 : b);
 }
 
-// Training, before the launch: the reserve state slots the kernel does not write. Forward direction: slot 0 = h0
-// (c0). Reverse direction: slots len_b..T (the state entering the padding steps and the first real step) = h0; the
-// kernel writes slots 0..len_b-1. hs rows are [Hr * S] of TW (S = 2: hi/lo pairs for 16-bit types).
+// Training with the LSTM projection (its float32 state slots; the prep kernel does the others): reserve_slots as a
+// launch of its own.
 template <typename T>
 __global__ void reserve_init_kernel(const float* h0, const float* c0, T* hs, float* cs, const int32_t* lens, int T_,
                                     int B, int Hr, bool reverse) {
   const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (i >= static_cast<long long>(B) * Hr) return;
-  const int b = static_cast<int>(i / Hr), u = static_cast<int>(i % Hr);
-  const int len = lens ? lens[b] : T_;
-  const int first = reverse ? len : 0, last = reverse ? T_ : 0;
-  constexpr int S = sizeof(T) == 2 ? 2 : 1;
-  const float h = h0 ? h0[i] : 0.f, c = c0 ? c0[i] : 0.f;
-  for (int slot = first; slot <= last; ++slot) {
-    st_split(hs + (static_cast<size_t>(slot) * B + b) * (static_cast<size_t>(Hr) * S) + u, Hr, h);
-    if (cs) cs[(static_cast<size_t>(slot) * B + b) * Hr + u] = c;
-  }
+  reserve_slots(i, h0 ? h0[i] : 0.f, c0 ? c0[i] : 0.f, hs, cs, lens, T_, B, Hr, reverse);
 }
 
 }  // namespace persist_io

@@ -17,9 +17,19 @@ namespace {
 // (tx, i) adds the 32 slices of column tx + 32 i in order. Fixed summation order: bitwise reproducible. Accumulates
 // in float (double for float64), as the GEMM's compute type.
 constexpr int kBiasRowsMax = 512;  // above: cuBLAS (at 1600 rows and 768 columns this kernel lost: 6 blocks)
+// grid.y = 2: both biases of a layer and direction in one launch (b_ih from dG, b_hh from dGh; an absent one: null
+// db, its blocks return).
 template <typename T>
-__global__ void bias_grad_kernel(const T* dG, int ld, int rows, int cols, bool accumulate, T* db) {
+struct BiasGradPair {
+  const T* dG[2] = {nullptr, nullptr};
+  T* db[2] = {nullptr, nullptr};
+};
+template <typename T>
+__global__ void bias_grad_kernel(BiasGradPair<T> pr, int ld, int rows, int cols, bool accumulate) {
   using A = decltype(to_f(T()));
+  const T* dG = pr.dG[blockIdx.y];
+  T* db = pr.db[blockIdx.y];
+  if (!db) return;  // uniform over the block
   __shared__ A part[32][4][32];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int j0 = blockIdx.x * 128 + tx;
@@ -59,7 +69,7 @@ void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_de
   int32_t* lens = region<int32_t>(ws, s.w_lens);
   if (lens) upload_lengths(x, lens, ctx.stream);
   T* ones = region<T>(ws, s.w_ones);
-  fill_value(ones, TB, 1.0, ctx.stream);
+  if (TB > kBiasRowsMax) fill_value(ones, TB, 1.0, ctx.stream);  // the bias GEMMs' operand (below: column-sum kernel)
   // Layer 0's input as a sequence-major matrix with zeros at padding (x at padding may hold anything, even NaN).
   const T* X0 = static_cast<const T*>(a.x);
   if (s.w_x != kAbsent) {
@@ -101,16 +111,21 @@ void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_de
       } else {
         gemm_split(GH, Hout, dGh, GH, Hin, hs_ld, Hout, dWhh, Hout);
       }
-      auto bias_grad = [&](const T* dGb, T* db) {
-        if (TB <= kBiasRowsMax) {
-          bias_grad_kernel<T><<<(GH + 127) / 128, dim3(32, 32), 0, ctx.lane(dir)>>>(dGb, GH, TB, GH, beta != 0.0, db);
+      BiasGradPair<T> bias;
+      bias.dG[0] = dGx;
+      bias.db[0] = dwp(l, dir, OPENRNN_BIAS_IH);
+      bias.dG[1] = dGh;
+      bias.db[1] = dwp(l, dir, OPENRNN_BIAS_HH);
+      if (TB <= kBiasRowsMax) {
+        if (bias.db[0] || bias.db[1]) {
+          bias_grad_kernel<T><<<dim3((GH + 127) / 128, 2), dim3(32, 32), 0, ctx.lane(dir)>>>(bias, GH, TB, GH,
+                                                                                             beta != 0.0);
           OPENRNN_CUDA_CHECK(cudaGetLastError());
-        } else {
-          gemm_rm(bh, g, true, false, GH, 1, TB, 1.0, dGb, GH, ones, 1, beta, db, tT, 1);
         }
-      };
-      if (T* db = dwp(l, dir, OPENRNN_BIAS_IH)) bias_grad(dGx, db);
-      if (T* db = dwp(l, dir, OPENRNN_BIAS_HH)) bias_grad(dGh, db);
+      } else {
+        for (int k = 0; k < 2; ++k)
+          if (bias.db[k]) gemm_rm(bh, g, true, false, GH, 1, TB, 1.0, bias.dG[k], GH, ones, 1, beta, bias.db[k], tT, 1);
+      }
       if (d.proj)
         gemm_split(P, H, region<T>(rs, q.dhtot), P, region<T>(rs, q.htil), us_ld, H, dwp(l, dir, OPENRNN_WEIGHT_HR), H);
     }
