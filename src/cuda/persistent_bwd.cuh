@@ -175,16 +175,12 @@ __device__ __forceinline__ void bwd_store_dG(const BwdParams<TW>& p, int dir, in
 // TW (stage_w_rows: one round trip to memory), i.e. A transposed, and ldmatrix.trans delivers A's fragments: matrix
 // j of a fragment (a0..a3) is A's rows m + 8 (j & 1), columns r + 8 (j >> 1), read as staged rows r + 8 (j >> 1) +
 // (lane & 7) at column m + 8 (j & 1). (Before session 20 the slice was staged transposed by scalar loads, ~32 round
-// trips to memory per launch.) wt_stage_bytes: the staging buffer's size. Every thread calls it (two
+// trips to memory per launch.) The staging buffer's size: w_stage_bytes(KT * 16, H). Every thread calls it (two
 // __syncthreads; ws is free again afterwards).
-template <int H, int KT>
-constexpr size_t wt_stage_bytes() {
-  return size_t(KT) * 16 * (H + 8) * 2;
-}
 template <typename TW, int H, int U, int R, int KT, int MTW, int NT>
 __device__ __forceinline__ void load_wt_fragments(uint32_t (&wa)[MTW][KT][4], TW* ws, const TW* W, int Hr, int u0,
                                                   int warp, int tid, int lane) {
-  constexpr int LDS = H + 8;  // halves: an odd multiple of 16 bytes for H % 16 == 0 (conflict-free ldmatrix)
+  constexpr int LDS = w_stage_ld(H);
   stage_w_rows<TW, NT>(ws, LDS, W, Hr, u0, U, KT * 16, R, H, tid);
   const int j = lane >> 3;
 #pragma unroll
@@ -272,7 +268,6 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
 #pragma unroll
       for (int kk = 0; kk < KREG / 2; ++kk)
         wreg[j][kk] = S::from_f2(S::to_f(ld(k0 + 2 * kk)), S::to_f(ld(k0 + 2 * kk + 1)));
-      #pragma unroll 8  // independent loads in flight together (once per launch)
       for (int kk = 0; kk < KSM / 2; ++kk)
         Wsm[((warp * (KSM / 2) + kk) * RPT + j) * 32 + lane] =
             S::from_f2(S::to_f(ld(k0 + KREG + 2 * kk)), S::to_f(ld(k0 + KREG + 2 * kk + 1)));

@@ -74,7 +74,7 @@ struct BwdGridConfig {
            (MMA ? 16 + size_t(2) * BMAX * LDG * 2 : 0);
   }
   static size_t smem_bytes() {
-    const size_t stage = MMA ? wt_stage_bytes<H, KT>() : 0;
+    const size_t stage = MMA ? w_stage_bytes(KT * 16, H) : 0;
     return run_bytes() > stage ? run_bytes() : stage;
   }
   // Global exchange per direction: part float32 [2][C][B][H].
@@ -124,7 +124,6 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
     };
 #pragma unroll
     for (int r = 0; r < KREG; ++r) wreg[r] = S::from_f2(S::to_f(ld(r, k0)), S::to_f(ld(r, k0 + 1)));
-    #pragma unroll 8  // independent loads in flight together (once per launch)
     for (int r = KREG; r < R; ++r) Wsm[(r - KREG) * NT + tid] = S::from_f2(S::to_f(ld(r, k0)), S::to_f(ld(r, k0 + 1)));
   }
   for (int i = tid; i < BMAX * R; i += NT) dgl[i] = 0.f;  // columns past B stay 0 (the share's padded chunk)

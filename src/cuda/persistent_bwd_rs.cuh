@@ -92,7 +92,7 @@ struct BwdRsConfig {
            (F32 ? size_t(2) * NBS * R * 4 + size_t(RSM) * NT * 4
                 : size_t(2) * N * LDG * 2 + size_t(NW) * NBS * SLD * 4);
   }
-  static constexpr size_t stage_bytes() { return F32 ? 0 : 16 + wt_stage_bytes<H, KT>(); }
+  static constexpr size_t stage_bytes() { return F32 ? 0 : 16 + w_stage_bytes(KT * 16, H); }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
 };
 
@@ -137,12 +137,11 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
     };
 #pragma unroll
     for (int j = 0; j < KREG; ++j) wr[j] = ld(fks * RPK + j);
-    #pragma unroll 8  // independent loads in flight together (once per launch)
     for (int j = 0; j < RSM; ++j) Wsm[j * NT + tid] = ld(fks * RPK + KREG + j);
   } else {
     // staged at recv (becomes recv / dgl / stg afterwards)
-    load_wt_fragments<TW, H, U, R, KT, MTW, NT>(wa, reinterpret_cast<TW*>(smem_raw + 16), p.whh[dir], Hr, u0,
-                                                     warp, tid, lane);
+    load_wt_fragments<TW, H, U, R, KT, MTW, NT>(wa, reinterpret_cast<TW*>(smem_raw + 16), p.whh[dir], Hr, u0, warp,
+                                                tid, lane);
   }
 
   // ---- cell role: sequence s = warp of the tile, unit gu = u0 + lane; carried = dhy, dc = dcy ----

@@ -304,6 +304,10 @@ __device__ __forceinline__ void mbar_pair_arm(uint64_t* bar, int first, int push
 // cost one per chunk: 4-16 per launch). Scalar loads where a row is not 16-byte aligned (Hr % 8 != 0, or W itself
 // misaligned). cols % 8 == 0, lds % 8 == 0 and ws 16-byte aligned (static at every caller). Every thread of the CTA
 // calls it; it ends with __syncthreads.
+// The staged slice's row stride (halves) and size: H + 8 halves is an odd multiple of 16 bytes for H % 16 == 0, so
+// the ldmatrix reads of the loaders (load_w_fragments, load_wt_fragments) are conflict-free.
+constexpr int w_stage_ld(int cols) { return cols + 8; }
+constexpr size_t w_stage_bytes(int rows, int cols) { return size_t(rows) * w_stage_ld(cols) * 2; }
 template <typename TW, int NT>
 __device__ __forceinline__ void stage_w_rows(TW* ws, int lds, const TW* W, int Hr, int u0, int U, int rows,
                                              int rows_real, int cols, int tid) {

@@ -159,7 +159,6 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
         const TW a = ld(k0 + 2 * kk), b = ld(k0 + 2 * kk + 1);
         wreg[j][kk] = S::from_f2(S::to_f(a), S::to_f(b));
       }
-      #pragma unroll 8  // independent loads in flight together (once per launch)
       for (int kk = 0; kk < KSM / 2; ++kk) {
         const TW a = ld(k0 + KREG + 2 * kk), b = ld(k0 + KREG + 2 * kk + 1);
         Wsm[((warp * (KSM / 2) + kk) * RPT + j) * 32 + lane] = S::from_f2(S::to_f(a), S::to_f(b));

@@ -94,7 +94,7 @@ struct FwdConfigV10 {
   // Shared memory: hb [2][N][LDH] TW | part [KS][NBS][RL] float | bar (one mbarrier); before the first step, the W
   // staging buffer [RWS][H + 8] TW at the same place (load_w_fragments, persistent_fwd_v9.cuh).
   static constexpr size_t run_bytes() { return size_t(2) * N * LDH * 2 + size_t(KS) * NBS * RL * 4 + 16; }
-  static constexpr size_t stage_bytes() { return size_t(RWS) * (H + 8) * 2; }
+  static constexpr size_t stage_bytes() { return w_stage_bytes(RWS, H); }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
 };
 
@@ -214,8 +214,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
           wf[i][j][e] = i < G && uw < Hr && k < Hr ? p.whh[dir][(size_t(i) * Hr + uw) * Hr + k] : 0.f;
         }
   } else {
-    load_w_fragments<TW, H, U, RWS, MT, KTW, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0,
-                                                           mg, ks, tid, lane);
+    load_w_fragments<TW, H, U, RWS, MT, KTW, NT>(wa, reinterpret_cast<TW*>(smem_raw), p.whh[dir], Hr, u0, mg, ks, tid,
+                                                 lane);
   }
   pdl_wait();  // what the prep kernel writes (biases, h0 / c0, counters, tagged words) is read from here on
 

@@ -85,7 +85,7 @@ struct FwdConfigV9 {
   // Shared memory: hb [2][N][LDH] TW | part [2][KS][NBS][RL] float | bar [2] mbarriers; before the first step, the W
   // staging buffer [RWS][H + 8] TW at the same place (load_w_fragments).
   static constexpr size_t run_bytes() { return size_t(2) * N * LDH * 2 + size_t(2) * KS * NBS * RL * 4 + 16; }
-  static constexpr size_t stage_bytes() { return size_t(RWS) * (H + 8) * 2; }
+  static constexpr size_t stage_bytes() { return w_stage_bytes(RWS, H); }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
 };
 
@@ -105,14 +105,10 @@ __device__ __forceinline__ uint32_t bits16(TW v) {
 // ldmatrix as v7 does. (Loading the fragments straight from global memory kept every loaded half in a register at
 // once: ptxas spilled. Staging 64 columns at a time, as before session 20, cost a memory round trip per chunk.) Every
 // thread of the CTA calls it (it has __syncthreads).
-template <int H>
-constexpr int w_stage_ld() {
-  return H + 8;  // halves: an odd multiple of 16 bytes for H % 16 == 0 (conflict-free ldmatrix)
-}
 template <typename TW, int H, int U, int RWS, int MT, int KTW, int NT>
 __device__ __forceinline__ void load_w_fragments(uint32_t (&wa)[MT][KTW][4], TW* ws, const TW* W, int Hr, int u0,
                                                  int mg, int ks, int tid, int lane) {
-  constexpr int LDS = w_stage_ld<H>();
+  constexpr int LDS = w_stage_ld(H);
   stage_w_rows<TW, NT>(ws, LDS, W, Hr, u0, U, RWS, RWS, H, tid);
 #pragma unroll
   for (int kk = 0; kk < KTW; ++kk)
