@@ -1,8 +1,9 @@
 // PERSISTENT algorithm (CudaAlgo): per layer, one cuBLAS GEMM for the input projections of all steps and both
 // directions' W_ih, one prep kernel (biases, initial states, counters: layer_prep_kernel), then one persistent kernel
 // launch (persistent_fwd.cuh; a programmatic dependent of the prep kernel where its grid is small) running every step
-// of both directions with W_hh held on chip, and one kernel for hy / cy where they need converting (persistent_layer_
-// io.cuh). Training: the same kernel also writes the STANDARD algorithm's reserve space (standard_plan.h:
+// of both directions with W_hh held on chip, which writes hy / cy itself (float32 in place; 16-bit rounded at the last
+// step), a kernel after it only for the projection's cy and an hy aliasing a float32 hx (persistent_layer_io.cuh).
+// Training: the same kernel also writes the STANDARD algorithm's reserve space (standard_plan.h:
 // activations, state slots, GRU's W_hn h + b_hn, layer outputs, dropped inputs), and backward data runs STANDARD's
 // backward_data with the per-step loop of each layer replaced by one persistent backward kernel
 // launch (persistent_bwd.cuh; 16-bit LSTM / GRU at H <= 512 on tensor cores, persistent_bwd_rs.cuh; H = 1024 in grid
@@ -568,6 +569,13 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
       // An output that is also the input (a caller updating its state in place) goes through the workspace.
       la.hn[d] = direct && a.hy && a.hy != a.hx ? reinterpret_cast<float*>(static_cast<T*>(a.hy) + soff) : f32(s.hn[d]);
       la.cn[d] = direct && a.cy && a.cy != a.cx ? reinterpret_cast<float*>(static_cast<T*>(a.cy) + soff) : f32(s.cn[d]);
+      // 16-bit storage without the projection: the kernel rounds its final states into hy / cy itself (no
+      // conversion kernel after it; session 21). It reads its float32 copies of hx / cx (the prep kernel's, complete
+      // before the last step's stores: pdl_wait), so hy may alias hx.
+      if (!direct && !proj) {
+        la.hy[d] = a.hy ? static_cast<void*>(static_cast<T*>(a.hy) + soff) : nullptr;
+        la.cy[d] = lstm && a.cy ? static_cast<void*>(static_cast<T*>(a.cy) + soff) : nullptr;
+      }
       la.hg[d] = f32(s.hg[d]);
       la.flags[d] = q.flags;
     }
@@ -621,11 +629,11 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
                         static_cast<T*>(out), q ? reinterpret_cast<T*>(rsv(q->hs)) : nullptr,
                         q ? reinterpret_cast<T*>(rsv(q->htil)) : nullptr,
                         a.hy ? static_cast<T*>(a.hy) + roff : nullptr, lens, T_, B, H, P);
-      } else if (a.hy && la.hn[d] == f32(s.hn[d])) {
+      } else if (a.hy && !la.hy[d] && la.hn[d] == f32(s.hn[d])) {
         post.hn[d] = f32(s.hn[d]);
         post.hy[d] = static_cast<T*>(a.hy) + soff;
       }
-      if (lstm && a.cy && la.cn[d] == f32(s.cn[d])) {
+      if (lstm && a.cy && !la.cy[d] && la.cn[d] == f32(s.cn[d])) {
         post.cn[d] = f32(s.cn[d]);
         post.cy[d] = static_cast<T*>(a.cy) + soff;
       }

@@ -107,6 +107,8 @@ struct FwdParams {
   int D;
   float* hn[2];           // [B, H] float32
   float* cn[2];           // [B, H] float32 (LSTM)
+  TW* hy[2];              // [B, H] the caller's final h in the storage type, or null: written instead of hn (16-bit)
+  TW* cy[2];              // [B, H] likewise for c (LSTM), instead of cn
   const int* lengths;     // [B] device, or null = all T. Unsorted allowed; 0 <= len <= T.
   float* hg[2];           // grid mode: [2, B, H] float32 exchange buffers
   unsigned* flags[2];     // grid mode: v1 [C] per-CTA step flags; v2 [groups] arrival counters; zeroed before launch
@@ -121,6 +123,24 @@ struct FwdParams {
   float* rs_hn[2];    // [T, B, Hr] GRU W_hn h + b_hn; 0 at padding steps
   TW* rs_rh[2];       // [T, B, Hr*S] GRU reset-before r * h_{t-1} (split like rs_hs); 0 at padding steps
 };
+
+// The final state of element i ([B, Hr] index) of direction dir, written at the last step: into the caller's hy / cy
+// in the storage type where the launch has them (16-bit storage: no conversion kernel after the forward kernel), else
+// the float32 hn / cn.
+template <typename TW>
+__device__ __forceinline__ void store_final_h(const FwdParams<TW>& p, int dir, size_t i, float h) {
+  if (p.hy[dir])
+    p.hy[dir][i] = Store<TW>::from_f(h);
+  else
+    p.hn[dir][i] = h;
+}
+template <typename TW>
+__device__ __forceinline__ void store_final_c(const FwdParams<TW>& p, int dir, size_t i, float c) {
+  if (p.cy[dir])
+    p.cy[dir][i] = Store<TW>::from_f(c);
+  else
+    p.cn[dir][i] = c;
+}
 
 // Values per state element in the reserve's state slots and the exchange rows: hi and lo for 16-bit storage, h
 // itself for float32.

@@ -174,6 +174,8 @@ FwdParams<TW> fwd_params(const LaunchArgs& a, const Plan& pl, int H) {
     p.c0[i] = a.c0[i];
     p.hn[i] = a.hn[i];
     p.cn[i] = a.cn[i];
+    p.hy[i] = static_cast<TW*>(a.hy[i]);
+    p.cy[i] = static_cast<TW*>(a.cy[i]);
     p.hg[i] = a.hg[i];
     p.flags[i] = a.flags[i];
     p.rs_acts[i] = a.rs_acts[i];

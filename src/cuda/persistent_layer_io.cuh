@@ -96,7 +96,8 @@ __global__ void layer_prep_kernel(PrepArgs<T> a) {
 }
 
 // After the launch, for both directions at once: the final states hn / cn (float32 [B, H]) into hy / cy (either null:
-// not asked for). grid (x, D).
+// not asked for). grid (x, D). Only where the kernel cannot write them itself (FwdParams::hy): the projection's cy,
+// and a float32 hy / cy that aliases hx / cx.
 template <typename T>
 struct PostArgs {
   const float* hn[2] = {nullptr, nullptr};

@@ -64,6 +64,8 @@ struct LaunchArgs {
   void* y;                // [T, B, D*Hr] TW, direction d in columns [d*Hr, (d+1)*Hr)
   float* hn[2];
   float* cn[2];
+  void* hy[2] = {nullptr, nullptr};  // [B, Hr] TW: the caller's final states, written instead of hn / cn where set
+  void* cy[2] = {nullptr, nullptr};  // (16-bit storage without the projection; FwdParams::hy)
   const int* lengths;     // [B] device or null (all T)
   float* hg[2];           // grid mode: [2, B, H] float32 (compiled H)
   unsigned* flags[2];     // grid mode: [kMaxGroups] counters (zeroed by launch() or the prep kernel: prep below)

@@ -1,7 +1,7 @@
 // STANDARD backward_weights: every weight gradient is one GEMM over all T*B rows (padding rows hold 0 gradients and
 // finite saved values, so they add exactly 0): dW_ih = dG^T X_l, dW_hh = dGh^T H_in, dW_hr = dhtot^T htil, biases
 // dG^T 1 (a column-sum kernel up to kBiasRowsMax rows). SET writes with beta = 0, ADD accumulates with beta = 1.
-// Directions run on separate lanes (disjoint dw).
+// Directions run on separate lanes (disjoint dw); one direction spreads its parts over three lanes (below).
 #include "cuda_ops.h"
 #include "standard_impl.h"
 
@@ -84,13 +84,18 @@ void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_de
     return off == SIZE_MAX ? nullptr : dw + off;
   };
 
-  ctx.fork(d.D);
+  // Lanes. Two directions: one lane each (disjoint dw). One direction: its three independent parts on three lanes,
+  // part 0 dW_ih, part 1 dW_hh, part 2 the biases and dW_hr: at small T*B each is a launch-latency-bound kernel of a
+  // few µs (session 21), and in a row they were most of backward_weights. Each output is written by one lane in a
+  // fixed order: bitwise reproducible.
+  const int nlanes = d.D == 2 ? 2 : 1 + kAuxStreams;
+  auto lane_of = [&](int dir, int part) { return d.D == 2 ? dir : part; };
+  ctx.fork(nlanes);
   for (int l = 0; l < d.L; ++l) {
     const int I_l = d.layer_in(l);
     const T* X = l == 0 ? X0
                         : region<T>(rs, s.dropout ? s.rsv_x[static_cast<size_t>(l)] : s.rsv_y[static_cast<size_t>(l - 1)]);
     for (int dir = 0; dir < d.D; ++dir) {
-      const cublasHandle_t bh = ctx.lane_blas(dir);
       const StdReserveDir& q = s.rsv[static_cast<size_t>(l * d.D + dir)];
       const T* dGx = region<T>(rs, q.dG);
       const T* dGh = d.gru_lbr ? region<T>(rs, q.dGh) : dGx;
@@ -98,19 +103,24 @@ void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_de
       // Split states (float16/bfloat16): the gradient is dG^T hi + dG^T lo (two GEMMs into the same output).
       const int hs_ld = d.hs_ld(), us_ld = d.us_ld();
       const T* Hin = region<T>(rs, q.hs) + (dir == 0 ? 0 : static_cast<size_t>(B) * hs_ld);
-      auto gemm_split = [&](int M, int N, const T* A, int lda, const T* Bm, int ldb, int width, T* C, int ldc) {
+      auto gemm_split = [&](cublasHandle_t bh, int M, int N, const T* A, int lda, const T* Bm, int ldb, int width,
+                            T* C, int ldc) {
         gemm_rm(bh, g, true, false, M, N, TB, 1.0, A, lda, Bm, ldb, beta, C, tT, ldc);
         if (d.split == 2) gemm_rm(bh, g, true, false, M, N, TB, 1.0, A, lda, Bm + width, ldb, 1.0, C, tT, ldc);
       };
 
-      gemm_rm(bh, g, true, false, GH, I_l, TB, 1.0, dGx, GH, X, I_l, beta, dwp(l, dir, OPENRNN_WEIGHT_IH), tT, I_l);
+      gemm_rm(ctx.lane_blas(lane_of(dir, 0)), g, true, false, GH, I_l, TB, 1.0, dGx, GH, X, I_l, beta,
+              dwp(l, dir, OPENRNN_WEIGHT_IH), tT, I_l);
+      const cublasHandle_t bh1 = ctx.lane_blas(lane_of(dir, 1));
       T* dWhh = dwp(l, dir, OPENRNN_WEIGHT_HH);
       if (d.gru_rb) {
-        gemm_split(2 * H, H, dGx, GH, Hin, hs_ld, H, dWhh, H);
-        gemm_split(H, H, dGx + 2 * H, GH, region<T>(rs, q.rh), us_ld, H, dWhh + static_cast<size_t>(2) * H * H, H);
+        gemm_split(bh1, 2 * H, H, dGx, GH, Hin, hs_ld, H, dWhh, H);
+        gemm_split(bh1, H, H, dGx + 2 * H, GH, region<T>(rs, q.rh), us_ld, H, dWhh + static_cast<size_t>(2) * H * H,
+                   H);
       } else {
-        gemm_split(GH, Hout, dGh, GH, Hin, hs_ld, Hout, dWhh, Hout);
+        gemm_split(bh1, GH, Hout, dGh, GH, Hin, hs_ld, Hout, dWhh, Hout);
       }
+      const cublasHandle_t bh2 = ctx.lane_blas(lane_of(dir, 2));
       BiasGradPair<T> bias;
       bias.dG[0] = dGx;
       bias.db[0] = dwp(l, dir, OPENRNN_BIAS_IH);
@@ -118,19 +128,20 @@ void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_de
       bias.db[1] = dwp(l, dir, OPENRNN_BIAS_HH);
       if (TB <= kBiasRowsMax) {
         if (bias.db[0] || bias.db[1]) {
-          bias_grad_kernel<T><<<dim3((GH + 127) / 128, 2), dim3(32, 32), 0, ctx.lane(dir)>>>(bias, GH, TB, GH,
-                                                                                             beta != 0.0);
+          bias_grad_kernel<T><<<dim3((GH + 127) / 128, 2), dim3(32, 32), 0, ctx.lane(lane_of(dir, 2))>>>(
+              bias, GH, TB, GH, beta != 0.0);
           OPENRNN_CUDA_CHECK(cudaGetLastError());
         }
       } else {
         for (int k = 0; k < 2; ++k)
-          if (bias.db[k]) gemm_rm(bh, g, true, false, GH, 1, TB, 1.0, bias.dG[k], GH, ones, 1, beta, bias.db[k], tT, 1);
+          if (bias.db[k]) gemm_rm(bh2, g, true, false, GH, 1, TB, 1.0, bias.dG[k], GH, ones, 1, beta, bias.db[k], tT, 1);
       }
       if (d.proj)
-        gemm_split(P, H, region<T>(rs, q.dhtot), P, region<T>(rs, q.htil), us_ld, H, dwp(l, dir, OPENRNN_WEIGHT_HR), H);
+        gemm_split(bh2, P, H, region<T>(rs, q.dhtot), P, region<T>(rs, q.htil), us_ld, H,
+                   dwp(l, dir, OPENRNN_WEIGHT_HR), H);
     }
   }
-  ctx.join(d.D);
+  ctx.join(nlanes);
 }
 
 }  // namespace
