@@ -210,9 +210,10 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
     // v4 / v7 must run; forced only at H > 512; float32 too, tiles of 1 by the default rule only).
     // The backward (LSTM / GRU): the session-18 kernels by default (H <= 512: the reduce-scatter cluster kernel, each
     // of its tile sizes also forced, a tile that does not take the problem in one wave falling back to the gather
-    // kernel; H = 1024, 16-bit: the grid kernel's tensor-core share), and off (the gather kernel, the FFMA share).
+    // kernel; H = 1024, 16-bit: the grid kernel's tensor-core share, also forced to 8 and to 16 units per CTA), and
+    // off (the gather kernel, the FFMA share).
     struct Env {
-      const char *v6, *v7, *shape, *v6shape, *v9, *v9nbs, *v10, *v10nbs, *brs = "", *brsnbs = "";
+      const char *v6, *v7, *shape, *v6shape, *v9, *v9nbs, *v10, *v10nbs, *brs = "", *brsnbs = "", *bgu = "";
     };
     const Env envs[] = {{"1", "0", "", "", "0", "", "0", ""},       {"0", "0", "", "", "0", "", "0", ""},
                         {"1", "1", "", "", "0", "", "", ""},        {"1", "1", "64x8", "", "0", "", "", ""},
@@ -226,7 +227,9 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
                         {"1", "0", "", "", "", "", "1", "16"},
                         {"1", "0", "", "", "", "", "", "", "0", ""},
                         {"1", "0", "", "", "", "", "", "", "", "8"},
-                        {"1", "0", "", "", "", "", "", "", "", "16"}};
+                        {"1", "0", "", "", "", "", "", "", "", "16"},
+                        {"1", "0", "", "", "", "", "", "", "", "", "8"},
+                        {"1", "0", "", "", "", "", "", "", "", "", "16"}};
     int ran = 0;
     // The LSTM projection runs the float32 kernels in every storage type.
     const bool f32k = v.dt == OPENRNN_DATA_FLOAT || pr.cfg.proj_size > 0;
@@ -238,11 +241,14 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
       const bool rs_cell = pr.cfg.cell == OPENRNN_CELL_LSTM || pr.cfg.cell == OPENRNN_CELL_GRU;
       if ((std::string(env.brs) == "0" || *env.brsnbs) && (!rs_cell || (f32k && pr.cfg.hidden_size > 512))) continue;
       if (*env.brsnbs && pr.cfg.hidden_size > 512) continue;  // H = 1024: the grid kernel, one tile of B <= 16
+      // The grid kernel's tensor-core share with 8 or 16 units per CTA: 16-bit LSTM / GRU at H > 512
+      if (*env.bgu && (!rs_cell || f32k || pr.cfg.hidden_size <= 512)) continue;
       const std::string v6s = env.v6shape;
       if (f32k && (v6s == "16x2" || v6s == "4x2" || v6s == "8x4" || v6s == "16x4")) continue;  // 16-bit only
       SCOPED_TRACE(std::string("OPENRNN_PERSIST_V6=") + env.v6 + " V7=" + env.v7 + " V7_SHAPE=" + env.shape +
                    " V6_SHAPE=" + env.v6shape + " V9=" + env.v9 + " V9_NBS=" + env.v9nbs + " V10=" + env.v10 +
-                   " V10_NBS=" + env.v10nbs + " BWD_RS=" + env.brs + " BWD_RS_NBS=" + env.brsnbs);
+                   " V10_NBS=" + env.v10nbs + " BWD_RS=" + env.brs + " BWD_RS_NBS=" + env.brsnbs +
+                   " BWD_GRID_U=" + env.bgu);
       setenv("OPENRNN_PERSIST_V6", env.v6, 1);
       setenv("OPENRNN_PERSIST_V7", env.v7, 1);
       setenv("OPENRNN_PERSIST_V7_SHAPE", env.shape, 1);
@@ -253,6 +259,7 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
       setenv("OPENRNN_PERSIST_V10_NBS", env.v10nbs, 1);
       setenv("OPENRNN_PERSIST_BWD_RS", env.brs, 1);
       setenv("OPENRNN_PERSIST_BWD_RS_NBS", env.brsnbs, 1);
+      setenv("OPENRNN_PERSIST_BWD_GRID_U", env.bgu, 1);
       if (GetParam().refusable) {
         std::string why;
         if (!persistent_takes(h_, pr, v.dt, &why)) {
@@ -298,6 +305,7 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
     unsetenv("OPENRNN_PERSIST_V10_NBS");
     unsetenv("OPENRNN_PERSIST_BWD_RS");
     unsetenv("OPENRNN_PERSIST_BWD_RS_NBS");
+    unsetenv("OPENRNN_PERSIST_BWD_GRID_U");
   }
 }
 

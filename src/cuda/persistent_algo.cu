@@ -292,19 +292,26 @@ struct BwdChoice {
 //
 // LSTM / GRU at H <= 512 take the reduce-scatter cluster kernel first (persistent_bwd_rs.cuh: 16-bit on tensor cores,
 // float32 FFMA), its smallest tile that runs every batch tile in one wave of clusters, at any B that fits, and 16-bit
-// at H = 1024 the grid kernel with its share on tensor cores (persistent_bwd_grid.cuh, MMA; B <= 16, one direction)
+// at H = 1024 the grid kernel with its share on tensor cores (persistent_bwd_grid.cuh, MMA; B <= 16; 16 units per CTA
+// from B = 4 and for both directions, else 8)
 // (docs/performance.md, "PERSISTENT tensor-core backward for 16 bits" and the float32 section after it).
 // OPENRNN_PERSIST_BWD_RS (developer switch, read at every call): "0" never takes them; OPENRNN_PERSIST_BWD_RS_NBS=n:
-// only tiles of n sequences.
+// only tiles of n sequences; OPENRNN_PERSIST_BWD_GRID_U=8|16: only the grid kernel of that many units per CTA.
 BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type dt, int H_, int B, int D) {
   BwdChoice ch;
   if (persist_bwd_disabled()) return ch;
   const int H = persist::padded_hidden(H_);
   if (env_switch01("OPENRNN_PERSIST_BWD_RS") != 0) {
-    const int nbs = env_int("OPENRNN_PERSIST_BWD_RS_NBS");
+    const int nbs = env_int("OPENRNN_PERSIST_BWD_RS_NBS"), gu = env_int("OPENRNN_PERSIST_BWD_GRID_U");
     for (const auto& k : all_bwd_kernels()) {  // listed by tile size
       if (!k->preferred() || k->cell() != cell || k->dtype() != dt || k->H() != H) continue;
       if (nbs > 0 && k->bc() != nbs) continue;
+      if (gu > 0 && k->units() > 0 && k->units() != gu) continue;
+      // The grid kernel's 16 units per CTA from B = 4 on (H100, session 21, training µs/step, U = 8 -> 16, float16 /
+      // bfloat16: LSTM B = 16 12.57 -> 10.59, B = 8 8.34 -> 7.57, B = 4 6.29 -> 6.15, B = 1 4.77 -> 5.04; GRU B = 16
+      // 12.15 -> 9.82, B = 4 6.13 -> 5.68, B = 1 4.59 -> 4.62), and with both directions, which U = 8 cannot hold
+      // (2 x 128 CTAs; STANDARD's loop ran there: LSTM B = 16 32.8 -> 14.4 with U = 16).
+      if (gu == 0 && k->units() == 16 && D == 1 && B < 4) continue;
       const Plan pl = cached_plan(prop, k.get(), B, D);
       if (pl.ok && pl.waves == 1) {
         ch.k = k.get();

@@ -25,12 +25,13 @@
 // One counter per direction suffices: a CTA writes part[(k+1)&1] at step k after its wait for C*k arrivals, i.e.
 // after every CTA finished step k-1, the last step that read that buffer.
 //
-// Bytes per step through L2: C*B*H floats written and read (B = 16, H = 1024, U = 8: 8 MB each way), a quarter of a
-// gather of dGrec. Capacity: B <= BMAX (the reduction holds a column pair per 512 threads in registers).
+// Bytes per step through L2: C*B*H floats written and read (B = 16, H = 1024, U = 8: 8 MB each way; U = 16, 64 CTAs:
+// 4 MB), a quarter of a gather of dGrec. Capacity: B <= BMAX (the reduction holds a column pair per 512 threads in
+// registers).
 // MMA (16-bit storage, session 18): step 3 on tensor cores instead of FFMA (1024 FMAs per thread and step at B = 16,
 // each on a converted weight pair): the same rows, transposed (A[unit m][row r], 4 m-tiles x 2 k-tiles per warp: 32
-// registers), times dGrec split hi / lo in shared memory (as persistent_bwd_rs.cuh's), the hi + lo sums stored to the
-// share; everything else as above.
+// registers; U = 16: 4 k-tiles, 64 registers, LSTM R = 64), times dGrec split hi / lo in shared memory (as
+// persistent_bwd_rs.cuh's), the hi + lo sums stored to the share; everything else as above.
 // Precision and determinism: float32 exchange and sums in a fixed order (no atomics on data), as the cluster kernel.
 #pragma once
 
@@ -62,8 +63,9 @@ struct BwdGridConfig {
   // MMA (16-bit storage): the share on tensor cores. A[m][r] = W_hh[row r][m] (m over all H units, r over the R rows
   // padded to KT = 2 k-tiles) as mma fragments in registers, MTW m-tiles per warp; the B operand is the step's dGrec
   // split hi / lo in dgs [2*BMAX][LDG] TW (row 2b = hi of sequence b, 2b + 1 = lo; rows past B and columns past R 0).
-  static_assert(!MMA || (sizeof(TW) == 2 && R <= 32 && H % (16 * NW) == 0), "tensor-core share: 16-bit, R <= 32");
-  static constexpr int KT = 2, MTW = H / 16 / NW, LDG = 40;  // LDG: 80-byte rows (odd multiple of 16: ldmatrix)
+  static_assert(!MMA || (sizeof(TW) == 2 && R <= 64 && H % (16 * NW) == 0), "tensor-core share: 16-bit, R <= 64");
+  // KT k-tiles of 16 rows (R padded); LDG = KT*16 + 8: rows of an odd multiple of 16 bytes (ldmatrix, no conflicts)
+  static constexpr int KT = (R + 15) / 16, MTW = H / 16 / NW, LDG = KT * 16 + 8;
 
   // Shared memory: Wsm [KSM][NT] pairs (FFMA) | dgl [BMAX][R] float | xn [BMAX][U] (GRU) | red [BMAX][WPC][U] |
   // lens int [BMAX] | dgs [2*BMAX][LDG] TW (MMA, 16-byte aligned). MMA: before the first step the A staging buffer

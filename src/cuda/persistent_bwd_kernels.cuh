@@ -85,6 +85,7 @@ class BwdGridKernelImpl final : public BwdKernel {
   int H() const override { return H_; }
   int bc() const override { return MMA ? Cfg::BMAX : 4; }
   bool preferred() const override { return MMA; }
+  int units() const override { return U; }
   std::string name() const override {
     char b[96];
     if (MMA)
@@ -139,7 +140,8 @@ class BwdGridKernelImpl final : public BwdKernel {
 // RNN H=1024: clusters of 16; U = 32 units per CTA, 64 for RNN H=1024), the same number of W_hh values per thread.
 // H=1024 LSTM/GRU (grid mode in the forward): the grid-mode backward, U = 8 units per CTA (128 CTAs), every weight
 // pair of a thread in registers (LSTM 32 pairs, GRU 24) but 4 of float32 LSTM's (in shared memory: no spills). Both
-// directions (2 x 128 CTAs) do not fit one H100: STANDARD's loop runs there (as the float32 forward is refused).
+// directions (2 x 128 CTAs) do not fit one H100: STANDARD's loop runs there in float32 (as the float32 forward is
+// refused); 16-bit storage has the tensor-core share with U = 16 (2 x 64 CTAs) as well.
 template <typename TW>
 void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   // KREG per configuration from ptxas -v (sm_90a, 128 registers at 512 threads): the largest of those tried that
@@ -175,6 +177,10 @@ void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   // 16-bit: the same grid kernel with the share on tensor cores (persistent_bwd_grid.cuh, MMA), taken first by
   // choose_bwd (persistent_algo.cu) unless OPENRNN_PERSIST_BWD_RS=0.
   if constexpr (w16) {
+    // 16 units per CTA (64 CTAs) first: half the shares through L2 per step, twice the A fragments per thread, and
+    // both directions fit (2 x 64 CTAs); choose_bwd keeps U = 8 for one direction below B = 4 (session 21).
+    v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 16, 64, true>());
+    v.emplace_back(new BwdGridKernelImpl<GRU, TW, 1024, 16, 48, true>());
     v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 8, 32, true>());
     v.emplace_back(new BwdGridKernelImpl<GRU, TW, 1024, 8, 24, true>());
   }

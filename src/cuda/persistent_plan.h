@@ -158,6 +158,8 @@ class BwdKernel {
   // (persistent_bwd_rs.cuh) and the grid kernel's tensor-core share (persistent_bwd_grid.cuh, MMA); bc() is then the
   // largest batch tile.
   virtual bool preferred() const { return false; }
+  // Units per CTA of a grid-mode kernel (persistent_bwd_grid.cuh), 0 for the cluster kernels.
+  virtual int units() const { return 0; }
   // Global exchange buffer per direction (grid mode, persistent_bwd_grid.cuh); 0: cluster kernel, none needed.
   virtual size_t part_bytes(int B) const {
     (void)B;
