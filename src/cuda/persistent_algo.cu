@@ -248,19 +248,20 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   return ch;
 }
 
-// OPENRNN_PERSIST_TRACE=1 (developer switch): the forward's kernel and plan on stderr, once per distinct choice.
-void trace_choice(const Choice& ch, int B, int D) {
+// OPENRNN_PERSIST_TRACE=1 (developer switch): the forward's and the backward's kernel and plan on stderr, once per
+// distinct choice.
+void trace_line(const char* what, const std::string& name, const Plan& pl, int B, int D) {
   static const bool on = env_switch01("OPENRNN_PERSIST_TRACE") == 1;
   if (!on) return;
   static std::mutex mu;
   static std::set<std::string> seen;
   char b[256];
-  snprintf(b, sizeof b, "openrnn PERSISTENT forward: %s B=%d D=%d groups=%d BT=%d C=%d cl=%d waves=%d smem=%zu",
-           ch.k->name().c_str(), B, D, ch.plan.groups, ch.plan.BT, ch.plan.C, ch.plan.cl, ch.plan.waves,
-           ch.plan.smem);
+  snprintf(b, sizeof b, "openrnn PERSISTENT %s: %s B=%d D=%d groups=%d BT=%d C=%d cl=%d waves=%d smem=%zu", what,
+           name.c_str(), B, D, pl.groups, pl.BT, pl.C, pl.cl, pl.waves, pl.smem);
   std::lock_guard<std::mutex> lock(mu);
   if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
 }
+void trace_choice(const Choice& ch, int B, int D) { trace_line("forward", ch.k->name(), ch.plan, B, D); }
 
 const std::vector<std::unique_ptr<BwdKernel>>& all_bwd_kernels() {
   static const std::vector<std::unique_ptr<BwdKernel>> k = [] {
@@ -293,7 +294,7 @@ struct BwdChoice {
 // LSTM / GRU at H <= 512 take the reduce-scatter cluster kernel first (persistent_bwd_rs.cuh: 16-bit on tensor cores,
 // float32 FFMA), its smallest tile that runs every batch tile in one wave of clusters, at any B that fits, and 16-bit
 // at H = 1024 the grid kernel with its share on tensor cores (persistent_bwd_grid.cuh, MMA; B <= 16; 16 units per CTA
-// from B = 4 and for both directions, else 8)
+// from B = 4 (GRU: 2) and for both directions, else 8)
 // (docs/performance.md, "PERSISTENT tensor-core backward for 16 bits" and the float32 section after it).
 // OPENRNN_PERSIST_BWD_RS (developer switch, read at every call): "0" never takes them; OPENRNN_PERSIST_BWD_RS_NBS=n:
 // only tiles of n sequences; OPENRNN_PERSIST_BWD_GRID_U=8|16: only the grid kernel of that many units per CTA.
@@ -307,11 +308,12 @@ BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data
       if (!k->preferred() || k->cell() != cell || k->dtype() != dt || k->H() != H) continue;
       if (nbs > 0 && k->bc() != nbs) continue;
       if (gu > 0 && k->units() > 0 && k->units() != gu) continue;
-      // The grid kernel's 16 units per CTA from B = 4 on (H100, session 21, training µs/step, U = 8 -> 16, float16 /
-      // bfloat16: LSTM B = 16 12.57 -> 10.59, B = 8 8.34 -> 7.57, B = 4 6.29 -> 6.15, B = 1 4.77 -> 5.04; GRU B = 16
-      // 12.15 -> 9.82, B = 4 6.13 -> 5.68, B = 1 4.59 -> 4.62), and with both directions, which U = 8 cannot hold
-      // (2 x 128 CTAs; STANDARD's loop ran there: LSTM B = 16 32.8 -> 14.4 with U = 16).
-      if (gu == 0 && k->units() == 16 && D == 1 && B < 4) continue;
+      // The grid kernel's 16 units per CTA from B = 4 on for LSTM, B = 2 for GRU (H100, session 21, training µs/step,
+      // U = 8 -> 16, float16 / bfloat16: LSTM B = 16 12.57 -> 10.59, B = 8 8.34 -> 7.57, B = 4 6.29 -> 6.15, B = 3
+      // 5.89 -> 5.81, B = 2 5.45 -> 5.58, B = 1 4.77 -> 5.04; GRU B = 16 12.15 -> 9.82, B = 4 6.13 -> 5.68, B = 2
+      // 5.35 -> 5.22, B = 1 4.59 -> 4.62), and with both directions, which U = 8 cannot hold (2 x 128 CTAs;
+      // STANDARD's loop ran there: LSTM B = 16 32.8 -> 14.4 with U = 16).
+      if (gu == 0 && k->units() == 16 && D == 1 && B < (cell == OPENRNN_CELL_GRU ? 2 : 4)) continue;
       const Plan pl = cached_plan(prop, k.get(), B, D);
       if (pl.ok && pl.waves == 1) {
         ch.k = k.get();
@@ -740,6 +742,7 @@ class PersistentAlgo final : public CudaAlgo {
                      const BackwardDataArgs& a) override {
     const BwdChoice ch = bwd_choice(ctx, rnn, x);
     if (!ch.k) return standard_->backward_data(ctx, rnn, x, a);
+    trace_line("backward", ch.k->name(), ch.plan, x.B, rnn.D);
     const StdLayout s = make_std_layout(rnn, x, true);
     std::unique_ptr<BwdRecurrence> rec;
     if (rnn.has_proj())

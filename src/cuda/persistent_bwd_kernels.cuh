@@ -178,7 +178,7 @@ void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   // choose_bwd (persistent_algo.cu) unless OPENRNN_PERSIST_BWD_RS=0.
   if constexpr (w16) {
     // 16 units per CTA (64 CTAs) first: half the shares through L2 per step, twice the A fragments per thread, and
-    // both directions fit (2 x 64 CTAs); choose_bwd keeps U = 8 for one direction below B = 4 (session 21).
+    // both directions fit (2 x 64 CTAs); choose_bwd keeps U = 8 for one direction below B = 4 (GRU: 2; session 21).
     v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 16, 64, true>());
     v.emplace_back(new BwdGridKernelImpl<GRU, TW, 1024, 16, 48, true>());
     v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 8, 32, true>());

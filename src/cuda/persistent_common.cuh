@@ -124,22 +124,15 @@ struct FwdParams {
   TW* rs_rh[2];       // [T, B, Hr*S] GRU reset-before r * h_{t-1} (split like rs_hs); 0 at padding steps
 };
 
-// The final state of element i ([B, Hr] index) of direction dir, written at the last step: into the caller's hy / cy
-// in the storage type where the launch has them (16-bit storage: no conversion kernel after the forward kernel), else
-// the float32 hn / cn.
+// The final state value v of element i ([B, Hr] index), written at the last step: into the caller's tensor in the
+// storage type where the launch has it (FwdParams::hy / cy, 16-bit storage: no conversion kernel after the forward
+// kernel), else into the float32 one (hn / cn).
 template <typename TW>
-__device__ __forceinline__ void store_final_h(const FwdParams<TW>& p, int dir, size_t i, float h) {
-  if (p.hy[dir])
-    p.hy[dir][i] = Store<TW>::from_f(h);
+__device__ __forceinline__ void store_final(TW* out, float* out32, size_t i, float v) {
+  if (out)
+    out[i] = Store<TW>::from_f(v);
   else
-    p.hn[dir][i] = h;
-}
-template <typename TW>
-__device__ __forceinline__ void store_final_c(const FwdParams<TW>& p, int dir, size_t i, float c) {
-  if (p.cy[dir])
-    p.cy[dir][i] = Store<TW>::from_f(c);
-  else
-    p.cn[dir][i] = c;
+    out32[i] = v;
 }
 
 // Values per state element in the reserve's state slots and the exchange rows: hi and lo for 16-bit storage, h

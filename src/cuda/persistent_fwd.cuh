@@ -395,7 +395,7 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
           if (!p_live) cnew = 0.f;
           if (pk == 0) {
             cs[((cbuf ^ 1) * rows_pad + b) * U + pu] = cnew;
-            if (t == T - 1 && p_live) store_final_c(p, dir, size_t(b0 + b) * Hr + u0 + pu, cnew);
+            if (t == T - 1 && p_live) store_final(p.cy[dir], p.cn[dir], size_t(b0 + b) * Hr + u0 + pu, cnew);
           }
         } else if (CELL == GRU || CELL == GRU_RB) {  // GRU_RB: gd[R + pu] = W_hn (r * h), no r factor here
           if (valid) {
@@ -412,7 +412,7 @@ __global__ void __launch_bounds__(NW * 32, 1) persist_fwd_v4_kernel(const FwdPar
           const int yt = valid ? te : t;
           if (p_live) {
             p.y[(size_t(yt) * B + b0 + b) * (p.D * Hr) + dir * Hr + u0 + pu] = S::from_f(valid ? hnew : 0.f);
-            if (t == T - 1) store_final_h(p, dir, size_t(b0 + b) * Hr + u0 + pu, hnew);
+            if (t == T - 1) store_final(p.hy[dir], p.hn[dir], size_t(b0 + b) * Hr + u0 + pu, hnew);
             if constexpr (TRAIN) {
               // Training: this step's entries of STANDARD's reserve, at real time rt (padding steps: zeros, and
               // the carried state in the forward direction's slot; the reverse direction's slots len..T were

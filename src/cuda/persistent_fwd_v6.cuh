@@ -317,8 +317,8 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
         const int yt = valid ? te : t;
         p.y[(size_t(yt) * B + b) * (p.D * Hr) + dir * Hr + u] = S::from_f(valid ? h : 0.f);
         if (t == T - 1) {
-          store_final_h(p, dir, size_t(b) * Hr + u, h);
-          if (CELL == LSTM) store_final_c(p, dir, size_t(b) * Hr + u, c);
+          store_final(p.hy[dir], p.hn[dir], size_t(b) * Hr + u, h);
+          if (CELL == LSTM) store_final(p.cy[dir], p.cn[dir], size_t(b) * Hr + u, c);
         }
       }
       if constexpr (TRAIN) {

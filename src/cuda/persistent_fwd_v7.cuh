@@ -115,8 +115,8 @@ __device__ __forceinline__ void v7_outputs(const FwdParams<TW>& p, int dir, int 
   const int yt = valid ? te : t;
   p.y[(size_t(yt) * B + b) * (p.D * Hr) + dir * Hr + u] = Store<TW>::from_f(valid ? h : 0.f);
   if (t == T - 1) {
-    store_final_h(p, dir, size_t(b) * Hr + u, h);
-    if (CELL == LSTM) store_final_c(p, dir, size_t(b) * Hr + u, c);
+    store_final(p.hy[dir], p.hn[dir], size_t(b) * Hr + u, h);
+    if (CELL == LSTM) store_final(p.cy[dir], p.cn[dir], size_t(b) * Hr + u, c);
   }
   if constexpr (TRAIN) {
     const size_t row = size_t(valid ? te : t) * B + b;
