@@ -61,8 +61,9 @@ struct BwdGridConfig {
   static_assert(KREG <= R && KREG % 4 == 0 && R % 4 == 0, "rows are walked 4 at a time");
   static_assert(U * BMAX <= NT, "one cell-phase thread per (unit, column)");
   // MMA (16-bit storage): the share on tensor cores. A[m][r] = W_hh[row r][m] (m over all H units, r over the R rows
-  // padded to KT = 2 k-tiles) as mma fragments in registers, MTW m-tiles per warp; the B operand is the step's dGrec
-  // split hi / lo in dgs [2*BMAX][LDG] TW (row 2b = hi of sequence b, 2b + 1 = lo; rows past B and columns past R 0).
+  // padded to KT k-tiles: 2 at U = 8, 3-4 at U = 16) as mma fragments in registers, MTW m-tiles per warp; the B
+  // operand is the step's dGrec split hi / lo in dgs [2*BMAX][LDG] TW (row 2b = hi of sequence b, 2b + 1 = lo; rows
+  // past B and columns past R 0).
   static_assert(!MMA || (sizeof(TW) == 2 && R <= 64 && H % (16 * NW) == 0), "tensor-core share: 16-bit, R <= 64");
   // KT k-tiles of 16 rows (R padded); LDG = KT*16 + 8: rows of an odd multiple of 16 bytes (ldmatrix, no conflicts)
   static constexpr int KT = (R + 15) / 16, MTW = H / 16 / NW, LDG = KT * 16 + 8;
