@@ -365,10 +365,9 @@ __device__ __forceinline__ void red_release_gpu_add(unsigned* p, unsigned v) {
 __device__ __forceinline__ void st_relaxed_gpu_u64(uint64_t* p, uint64_t v) {
   asm volatile("st.relaxed.gpu.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ uint64_t ld_relaxed_gpu_u64(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
-  return v;
+// Two consecutive 8-byte words (16-byte aligned) in one request; each word is its own single-copy-atomic access.
+__device__ __forceinline__ void ld_relaxed_gpu_v2u64(const uint64_t* p, uint64_t& a, uint64_t& b) {
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];\n" : "=l"(a), "=l"(b) : "l"(p) : "memory");
 }
 __device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned* p) {
   unsigned v;

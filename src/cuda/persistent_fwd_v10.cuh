@@ -267,10 +267,11 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   const bool block_copy = LDH == Hr;
   // Tiles of one sequence with p.ll (OPENRNN_PERSIST_V10_LL): h_t travels as tagged words {h bits, t + 1} in
   // llw[group][t & 1][Hr] (hg, zeroed before the launch), stored whole by the cell threads without a fence or a
-  // counter; every thread of every CTA re-reads its two words of the previous step until both tags match, then
-  // writes them into hb. One L2 round trip and a one-way store per step instead of the release (a round trip), the
-  // counter's poll and the bulk copy (one each). Slot t & 1 is rewritten at step t + 2 only by a CTA that has read
-  // every CTA's h_{t+1}, which each wrote after reading all of h_t: no reader still wants the old word.
+  // counter; every thread of every CTA re-reads its two adjacent words of the previous step (one 16-byte load: Hr
+  // is even, so src + k is 16-byte aligned) until both tags match, then writes them into hb. One L2 round trip and a
+  // one-way store per step instead of the release (a round trip), the counter's poll and the bulk copy (one each).
+  // Slot t & 1 is rewritten at step t + 2 only by a CTA that has read every CTA's h_{t+1}, which each wrote after
+  // reading all of h_t: no reader still wants the old word.
   // Compiled only into the instantiations with LLV (float32: the tile of 1; 16-bit: a second tile of 4, which plans
   // only one sequence per group: with the extra code in it the tile of 4 ran B = 2-4 3-6% slower, and in float32
   // LSTM's tiles of 4 it made the training variant spill); both read from the parameter block where used (kept live
@@ -306,11 +307,11 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
       TW* const row = hb + (t & 1) * N * LDH;
       const uint64_t* src = llw() + size_t((t - 1) & 1) * Hr;
       for (int k = 2 * tid; k < Hr; k += 2 * NT) {
-        uint64_t a = ld_relaxed_gpu_u64(src + k), c = ld_relaxed_gpu_u64(src + k + 1);
+        uint64_t a, c;  // both words in one 16-byte request (as two 8-byte loads: twice the L2 sectors per poll)
+        ld_relaxed_gpu_v2u64(src + k, a, c);
         while (unsigned(a >> 32) != unsigned(t) || unsigned(c >> 32) != unsigned(t)) {
           __nanosleep(20);
-          a = ld_relaxed_gpu_u64(src + k);
-          c = ld_relaxed_gpu_u64(src + k + 1);
+          ld_relaxed_gpu_v2u64(src + k, a, c);
         }
         const float h0v = __uint_as_float(unsigned(a)), h1v = __uint_as_float(unsigned(c));
         row[k] = S::from_f(h0v);
