@@ -101,11 +101,12 @@ struct FwdConfigV10 {
 // float32 (session 15): the same group, exchange and cell, with an FFMA product (float32 is strict: no tensor cores).
 // U = 8 units per CTA at H = 1024 (C = 128: a CTA's RWS = 8 G rows x 1024 k of float32 are 96-128 KB, held in
 // registers only at this size). The U units are MG = U / 8 octets; warp w owns octet mg = w % MG over the k range
-// [ks*KPW, (ks+1)*KPW) (ks = w / MG, KS = 16 / MG slices), each lane 4 gate rows of one unit of its octet x 16 of
-// those columns. H = 1024 U = 8 and H = 512 U = 16 (session 17: 32 CTAs per group, so four tiles of one fit an H100)
-// both give KPW = 64, 64 float registers, loaded once; H = 512 U = 8, KPW = 32, 32 registers. The state is NBS float
-// rows (no hi / lo split); the exchange rows are [B][Hr] float (the bytes of the 16-bit [B][2][Hr]). Tiles of 1, 4,
-// 8, 16 sequences: every tile row costs its FFMAs whether the sequence exists or not, so B = 1 gets a tile of its own.
+// [ks*KPW, (ks+1)*KPW) (ks = w / MG, KS = 16 / MG slices), each lane GL gate rows of one unit of its octet x 16 of
+// those columns (GL = 4; GRU's tiles of 4-16 sequences 3). H = 1024 U = 8 and H = 512 U = 16 (session 17: 32 CTAs
+// per group, so four tiles of one fit an H100) both give KPW = 64, 16 GL float registers, loaded once; H = 512 U = 8,
+// KPW = 32, 8 GL registers. The state is NBS float rows (no hi / lo split); the exchange rows are [B][Hr] float (the
+// bytes of the 16-bit [B][2][Hr]). Tiles of 1, 4, 8, 16 sequences: every tile row costs its FFMAs whether the
+// sequence exists or not, so B = 1 gets a tile of its own.
 template <int CELL, int H_, int U_, int NBS_>
 struct FwdConfigV10F32 {
   static constexpr int G = CellTraits<CELL>::G;
@@ -118,7 +119,11 @@ struct FwdConfigV10F32 {
   static_assert(U % 8 == 0 && NW % MG == 0, "whole octets of units over the 16 warps");
   static constexpr int KPW = H / KS;  // k per warp
   static_assert(KPW % 16 == 0, "a lane group's float4 chunks of the warp's k");
-  static constexpr int GL = 4, JL = KPW / 16;  // per lane: 4 gate rows (GRU: 3 + a zero one) x JL float4 chunks
+  // Per lane: GL gate rows x JL float4 chunks. GRU's tiles of 4-16 rows take its 3 gates (GL = 3: the reduce-scatter
+  // over 4 lane groups splits 3 x 4 values as evenly as 4 x 4); its tile of one keeps a zero fourth row (GL = 4:
+  // the 4 lane groups end with one gate each). Until session 23 every GRU tile carried the zero row, a quarter of
+  // its FMAs.
+  static constexpr int GL = (G == 3 && NBS >= 4) ? 3 : 4, JL = KPW / 16;
   static_assert(NBS == 1 || NBS % 4 == 0, "row blocks of 1 or 4 (the reduce-scatter's flat index)");
   static constexpr int N = NBS;       // state rows
   static_assert(NBS * U <= NT, "one cell element per thread");
@@ -197,9 +202,10 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   const unsigned step_bytes = unsigned(SR * nb) * unsigned(Hr) * unsigned(sizeof(TW));  // the tile's state rows
 
   // ---- W_hh, once. 16-bit: A fragments (v9's loader; the staging buffer sits where hb / part will be). float32:
-  // lane (grp = lane / 8, ul = lane % 8) holds the rows i*U + ul (gate i of unit u0 + ul; i = 3 of GRU is zero) over
-  // the float4 chunks c = 4 j + grp (j < 4) of the warp's KPW columns: wf[i][j][e] = W[gate i][u0 + ul][k], k =
-  // ks*KPW + 4c + e (at U = 16, units u0 + 8 mg + ul). Padded units and columns past Hr read as 0.
+  // lane (grp = lane / 8, ul = lane % 8) holds the rows i*U + ul (gate i of unit u0 + ul; GRU's i = 3, where
+  // GL = 4, is zero) over the float4 chunks c = 4 j + grp (j < 4) of the warp's KPW columns: wf[i][j][e] =
+  // W[gate i][u0 + ul][k], k = ks*KPW + 4c + e (at U = 16, units u0 + 8 mg + ul). Padded units and columns past Hr
+  // read as 0.
   uint32_t wa[MT][KTW][4];
   float wf[Cfg::GL][Cfg::JL][4];
   if constexpr (F32) {
@@ -352,13 +358,14 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
     }
 
     // 3. product. float32, QB state rows at a time (a runtime loop over the row blocks keeps ptxas from spilling):
-    // v[q*4 + i] = the lane's row of gate i x its 16 columns of state row q0 + q (chunks in order); the 4 lane groups
+    // v[q*GL + i] = the lane's row of gate i x its 16 columns of state row q0 + q (chunks in order); the 4 lane groups
     // of the warp read 4 adjacent float4 (one shared-memory wavefront feeds 16 FMAs per lane: the first version, one
     // row per lane, was bound by its float4 loads, 2.2x the FMA time). Then a reduce-scatter over the lane groups
     // (xor 16, xor 8; the sum of each pair is formed by one lane only: deterministic) leaves lane group grp the sums
-    // of the flat indices grp*QB + y, y < QB, over the warp's KPW columns -> part[ks][q][i*U + 8*mg + ul].
+    // of the flat indices grp*NV + y, y < NV = GL*QB/4, over the warp's KPW columns -> part[ks][q][i*U + 8*mg + ul]
+    // (q = flat / GL, i = flat % GL).
     if constexpr (F32) {
-      constexpr int QB = NBS < 4 ? NBS : 4, V = 4 * QB;
+      constexpr int QB = NBS < 4 ? NBS : 4, GL = Cfg::GL, V = GL * QB, NV = V / 4;  // NV: values kept per lane
       // Blocks of 4 rows: lane group grp takes the rows in the order q ^ grp, so that the values each lane keeps in
       // the reduce-scatter are always its first half (no selects; what lane group grp ends with is unchanged).
       constexpr bool PERM = QB == 4;
@@ -380,7 +387,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
             const float4 hv = *reinterpret_cast<const float4*>(hs + q0 * LDH + roff[q] + 16 * j);
 #pragma unroll
             for (int i = 0; i < Cfg::GL; ++i) {
-              float& a = v[q * 4 + i];
+              float& a = v[q * GL + i];
               a = fmaf(wf[i][j][0], hv.x, a);
               a = fmaf(wf[i][j][1], hv.y, a);
               a = fmaf(wf[i][j][2], hv.z, a);
@@ -400,8 +407,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
           v[x] = __fadd_rn(keep, __shfl_xor_sync(0xffffffffu, send, 8));
         }
 #pragma unroll
-        for (int y = 0; y < QB; ++y) {
-          const int xf = grp * QB + y, q = xf / 4, i = xf % 4;
+        for (int y = 0; y < NV; ++y) {
+          const int xf = grp * NV + y, q = xf / GL, i = xf % GL;
           if (i < G) part[(ks * NBS + q0 + q) * RL + i * U + mg * 8 + ul] = v[y];
         }
       }
