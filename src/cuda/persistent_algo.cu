@@ -797,8 +797,14 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   if (rnn.cfg.cell == OPENRNN_CELL_GRU_RESET_BEFORE) return B <= 64 || (H == 256 && B <= 256);
   if (rnn.cfg.cell != OPENRNN_CELL_LSTM && rnn.cfg.cell != OPENRNN_CELL_GRU) return false;
   // STANDARD's layer wavefront (one direction, L >= 2), H100 2026-11-21, float32 inference B = 64 H = 1024 per layer
-  // and step: LSTM 35.6 (L=2) / 34.4 (L=4) vs PERSISTENT 41.9; GRU 31.8 / 32.8 vs 37.8.
-  if (rnn.D == 1 && rnn.cfg.num_layers >= 2 && B >= 64 && H >= 1024) return false;
+  // and step: LSTM 35.6 (L=2) / 34.4 (L=4) vs PERSISTENT 41.9; GRU 31.8 / 32.8 vs 37.8. Since the float32 batch chunks
+  // of v10 (session 24, H100, L = 2, per layer and step): GRU 29.4-29.6 vs STANDARD 31.7-32.0, so PERSISTENT keeps
+  // GRU float32 at H = 1024 B <= 64; LSTM 36.2-36.4 vs 35.9, still STANDARD's.
+  // (v10's chunks: one direction; two do not fit next to each other, v4 runs them.)
+  const bool v10_chunks = rnn.cfg.data_type == OPENRNN_DATA_FLOAT && rnn.D == 1 && H == 1024 && B <= 64;
+  if (rnn.D == 1 && rnn.cfg.num_layers >= 2 && B >= 64 && H >= 1024 &&
+      !(v10_chunks && rnn.cfg.cell == OPENRNN_CELL_GRU))
+    return false;
   // 16-bit at B >= 16: the tensor-core v7 forward (H100 2026-11-21, T = 100, µs/step, PERSISTENT vs STANDARD):
   // inference B <= 64 at H <= 512 2.5-5.4 vs 5.4-9.5; H = 1024 B = 16 5.6-6.0 vs 9.9-11.4, B = 64 11.3-11.9 vs
   // 11.8-13.0; B = 256 H = 256 5.4-5.5 vs 8.9-9.1; training B <= 64 H <= 512 5.9-17.2 vs 14.4-23.7. STANDARD keeps
@@ -818,7 +824,9 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     if (H >= 1024) return B <= 64;
     return !(mode == OPENRNN_FWD_TRAINING && lstm && H <= 256 && B > 128);
   }
-  if (mode == OPENRNN_FWD_TRAINING && B >= 64 && H >= 1024) return false;
+  // Training at B >= 64, H >= 1024: STANDARD, except float32 at H = 1024 B = 64, where the chunked v10 forward makes
+  // PERSISTENT faster (session 24, H100, µs/step: LSTM 121.8-121.9 vs 124.8-125.2, GRU 105.2-106.4 vs 110.6-111.4).
+  if (mode == OPENRNN_FWD_TRAINING && B >= 64 && H >= 1024 && !v10_chunks) return false;
   // v4 run: 16-bit LSTM H=256 B=256 lost to cuDNN STANDARD (bf16 9.76 vs 8.95, f16 9.90 vs 8.86 µs/step). Training
   // with the persistent backward (H200 grid, docs/performance.md): 16-bit GRU H=256 B=256 lost to STANDARD too
   // (bf16 22.2 vs 19.6, f16 22.0 vs 18.7 µs/step).

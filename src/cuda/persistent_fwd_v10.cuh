@@ -14,7 +14,8 @@
 // reads the state from L2 once instead of CL times.
 //
 // Decomposition. A group of C = H / U CTAs (U = 16: C = 64; LSTM with U = 8, 128 CTAs, was measured and not kept)
-// per batch tile of nb <= NBS sequences (b0 = group * BT); CTA `ct` of the group owns the units [ct*U, (ct+1)*U) and
+// per batch tile of nb <= NBS sequences (b0 = b_lo + group * BT: b_lo > 0 in the later launches of a float32 batch
+// split over several, KernelV10Impl::plan); CTA `ct` of the group owns the units [ct*U, (ct+1)*U) and
 // their RWS = G*U rows of W_hh (row r = gate r / U of unit r % U): MTW = RWS / 16 m16 tiles. 16 warps, warp w = (mg =
 // w % MG, ks = w / MG) owns the MT m-tiles [mg*MT, (mg+1)*MT) over the k range [ks*H/KS, (ks+1)*H/KS) (KS = 16 /
 // MG): A fragments MT x KTW x 4 registers, loaded once (GRU: MG = 1, k split 16 ways, 48 registers; LSTM: 2 x 8, 64
@@ -191,7 +192,9 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   const bool reverse = dir == 1;
   const int T = p.T, B = p.B, Hr = p.Hr, Hx = p.H, C = p.C;
   const int ct = blockIdx.x % C, group = blockIdx.x / C;
-  const int u0 = ct * U, b0 = group * p.BT;  // p.BT <= NBS; the plan makes every group's tile non-empty
+  // p.BT <= NBS; the plan makes every group's tile non-empty. b_lo: float32 batches larger than the co-resident
+  // groups take, run as several launches (KernelV10Impl::launch), each over the sequences from b_lo.
+  const int u0 = ct * U, b0 = p.b_lo + group * p.BT;
   const int nb = min(p.BT, B - b0);
   const uint32_t crank = cluster_ctarank(), ncl = cluster_nctarank();
 
@@ -265,7 +268,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
 
   TW* const hx = reinterpret_cast<TW*>(p.hg[dir]);  // [2][B][SR][Hr]: buffer j, row SR b + term
   const size_t hbuf = size_t(B) * SR * Hr;
-  unsigned* counter = p.flags[dir] + group;
+  unsigned* counter = p.flags[dir] + p.cbase + group;
   const uint16_t mask = uint16_t((1u << ncl) - 1u);
   // float32 at Hr == H: the tile's rows are contiguous in hg and in hb (LDH == H), so each CTA of the cluster copies
   // its share as one block, rows [blk_n0, blk_n0 + per) (one copy per row cost ~1100 cycles of issue at 16 rows per
@@ -377,6 +380,9 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
       constexpr int QU = KPW == 32 ? 2 : 1;  // H = 512: two row blocks per iteration (32 W registers leave room)
 #pragma unroll QU
       for (int q0 = 0; q0 < NBS; q0 += QB) {
+        // Tiles of 16 and 32: row blocks past the group's sequences are skipped (a tile of 16 with B = 9-12 multiplies
+        // 12 rows, not 16); the rows they would fill belong to no cell element.
+        if (NBS >= 16 && q0 >= nb) break;
         float v[V];
 #pragma unroll
         for (int x = 0; x < V; ++x) v[x] = 0.f;

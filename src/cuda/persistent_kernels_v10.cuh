@@ -13,6 +13,10 @@ namespace openrnn {
 namespace cuda {
 namespace persist {
 
+// The most launches a float32 batch is split into (KernelV10Impl::plan): at H = 1024 one group of 128 CTAs takes 16
+// sequences, so B <= 64; further up STANDARD's GEMMs are the better use of the GPU (AUTO) and v4 keeps PERSISTENT.
+constexpr int kV10MaxWaves = 4;
+
 // LLV: the tagged-word exchange for tiles of one sequence is compiled in, and the plan takes one sequence per group only.
 template <int CELL, typename TW, int HC, int U, int MT, int NBS, bool LLV = false>
 class KernelV10Impl final : public Kernel {
@@ -83,6 +87,36 @@ class KernelV10Impl final : public Kernel {
       pl.ok = true;
       return pl;
     }
+    // float32 at H = 1024, the tile of 16: a batch larger than the co-resident groups take (H100 / H200: one group of
+    // 128 CTAs, 16 sequences) runs as up to kV10MaxWaves launches of full tiles, one after the other (launch(): b_lo,
+    // cbase), with the cluster size that holds the most groups. Session 24: B = 17-64, where the grid-mode v4 ran
+    // before. Only the largest tile chunks (choose() tries the smallest tile first: a tile of 8 would take B = 32 in
+    // four launches instead of two). 16-bit keeps v7 there (its tiles take B = 64 at once).
+    static const bool chunk_off = env_switch01("OPENRNN_PERSIST_V10_CHUNK") == 0;  // developer switch (A/B)
+    if (std::is_same<TW, float>::value && Cfg::H == 1024 && NBS == 16 && !LLV && !chunk_off && groups_fit >= 1) {
+      const int tiles = (B + NBS - 1) / NBS, waves = (tiles + groups_fit - 1) / groups_fit;
+      if (waves <= kV10MaxWaves && tiles <= kMaxGroups) {
+        int best_cl = 0;
+        for (int cl : {8, 4, 2}) {
+          const void* fns[2] = {kfn(false), kfn(true)};
+          const int groups = max_active_clusters(fns, 2, cl, Cfg::NT, smem) * cl / (C * D);
+          if (groups >= (groups_fit < kMaxGroups ? groups_fit : kMaxGroups)) {
+            best_cl = cl;
+            break;
+          }
+        }
+        if (best_cl > 0) {
+          pl.C = C;
+          pl.BT = NBS;
+          pl.groups = (tiles + waves - 1) / waves;  // per launch; the last may take fewer tiles
+          pl.waves = waves;
+          pl.cl = best_cl;
+          pl.smem = smem;
+          pl.ok = true;
+          return pl;
+        }
+      }
+    }
     snprintf(msg, sizeof msg, "v10 H=%d B=%d D=%d: groups of %d CTAs with %zu B of shared memory each, %d co-resident "
              "per direction on this GPU, tiles of at most %d sequences", Cfg::H, B, D, C, smem, groups_fit, NBS);
     pl.why = msg;
@@ -111,10 +145,20 @@ class KernelV10Impl final : public Kernel {
       OPENRNN_CUDA_CHECK(cudaMemsetAsync(dprof, 0, 16 * 8 * sizeof(long long), s));
       p.prof = dprof;
     }
-    launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true>
-                                   : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false>,
-                      p, pl.C * pl.groups, a.D, Cfg::NT, pl.smem, pl.cl, s, true, (a.prep & kPrepPdl) != 0);
-    if (p.prof) {
+    // One launch per wave of groups (pl.waves > 1: float32 batch chunks, plan() above), each on its own counters
+    // (flags[d] holds kMaxGroups, all zeroed before the first); only the first is a programmatic dependent launch.
+    const int tiles = (a.B + pl.BT - 1) / pl.BT;
+    long long* const prof_buf = p.prof;
+    for (int w = 0; w < pl.waves; ++w) {
+      p.b_lo = w * pl.groups * pl.BT;
+      p.cbase = w * pl.groups;
+      const int groups = min(pl.groups, tiles - w * pl.groups);
+      launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true>
+                                     : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false>,
+                        p, pl.C * groups, a.D, Cfg::NT, pl.smem, pl.cl, s, true, w == 0 && (a.prep & kPrepPdl) != 0);
+      if (w == 0) p.prof = nullptr;  // the profile is the first launch's
+    }
+    if (prof_buf) {
       long long h[16 * 8];
       OPENRNN_CUDA_CHECK(cudaMemcpyAsync(h, dprof, sizeof h, cudaMemcpyDeviceToHost, s));
       OPENRNN_CUDA_CHECK(cudaStreamSynchronize(s));
