@@ -322,7 +322,9 @@ BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data
       }
     }
   }
-  if (B > 16 && H >= 512) return ch;
+  // B > 16 at H >= 512: STANDARD's loop, but for float32 at H = 1024, where the grid kernel takes B <= 64 in several
+  // launches (session 24: training float32 H = 1024 B = 20-64, docs/performance.md).
+  if (B > 16 && H >= 512 && !(dt == OPENRNN_DATA_FLOAT && H == 1024 && B <= 64)) return ch;
   std::vector<const BwdKernel*> cand;
   for (const auto& k : all_bwd_kernels())
     if (!k->preferred() && k->cell() == cell && k->dtype() == dt && k->H() == H) cand.push_back(k.get());
@@ -331,7 +333,7 @@ BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data
   });
   for (const BwdKernel* k : cand) {
     const Plan pl = cached_plan(prop, k, B, D);
-    if (pl.ok && pl.waves == 1) {
+    if (pl.ok && (pl.waves == 1 || k->part_bytes(B) > 0)) {  // grid kernels: waves are sequential launches
       ch.k = k;
       ch.plan = pl;
       return ch;

@@ -73,7 +73,8 @@ struct BwdParams {
   TW* dcx[2];
   const int* lengths;    // [B] or null
   float clip;
-  float* part[2];        // grid kernel (persistent_bwd_grid.cuh): float32 [2][C][B][H] shares
+  float* part[2];        // grid kernel (persistent_bwd_grid.cuh): float32 [2][C][min(B, BMAX)][H] shares
+  int b_lo;              // grid kernel, float32 batches of several launches: this launch's first sequence (else 0)
   unsigned* counter[2];  // grid kernel: arrival counter, zeroed before the launch
 };
 

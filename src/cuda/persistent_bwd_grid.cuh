@@ -26,8 +26,8 @@
 // after every CTA finished step k-1, the last step that read that buffer.
 //
 // Bytes per step through L2: C*B*H floats written and read (B = 16, H = 1024, U = 8: 8 MB each way; U = 16, 64 CTAs:
-// 4 MB), a quarter of a gather of dGrec. Capacity: B <= BMAX (the reduction holds a column pair per 512 threads in
-// registers).
+// 4 MB), a quarter of a gather of dGrec. Capacity: B <= BMAX per launch (the reduction holds a column pair per 512
+// threads in registers); float32 batches of up to 4 * BMAX run as several launches from sequence b_lo (session 24).
 // MMA (16-bit storage, session 18): step 3 on tensor cores instead of FFMA (1024 FMAs per thread and step at B = 16,
 // each on a converted weight pair): the same rows, transposed (A[unit m][row r], 4 m-tiles x 2 k-tiles per warp: 32
 // registers; U = 16: 4 k-tiles, 64 registers, LSTM R = 64), times dGrec split hi / lo in shared memory (as
@@ -80,8 +80,8 @@ struct BwdGridConfig {
     const size_t stage = MMA ? w_stage_bytes(KT * 16, H) : 0;
     return run_bytes() > stage ? run_bytes() : stage;
   }
-  // Global exchange per direction: part float32 [2][C][B][H].
-  static size_t part_bytes(int B) { return size_t(2) * C * B * H * 4; }
+  // Global exchange per direction: part float32 [2][C][min(B, BMAX)][H] (a batch of several launches reuses it).
+  static size_t part_bytes(int B) { return size_t(2) * C * (B < BMAX ? B : BMAX) * H * 4; }
 };
 
 template <int CELL, typename TW, int H, int U, int KREG, bool MMA = false>
@@ -95,7 +95,9 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
   constexpr int KT = Cfg::KT, MTW = Cfg::MTW, LDG = Cfg::LDG;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int dir = blockIdx.y;
-  const int T = p.T, B = p.B, Hr = p.Hr;
+  // This launch's sequences: bl .. bl + B - 1 of the problem's p.B (float32 batches of more than BMAX run as several
+  // launches, BwdGridKernelImpl::launch); the shares' stride is BS = min(p.B, BMAX) columns in every launch.
+  const int T = p.T, bl = p.b_lo, B = min(BMAX, p.B - bl), BS = min(BMAX, p.B), Hr = p.Hr;
   const int rank = blockIdx.x;
   const int u0 = rank * U;
 
@@ -130,7 +132,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
     for (int r = KREG; r < R; ++r) Wsm[(r - KREG) * NT + tid] = S::from_f2(S::to_f(ld(r, k0)), S::to_f(ld(r, k0 + 1)));
   }
   for (int i = tid; i < BMAX * R; i += NT) dgl[i] = 0.f;  // columns past B stay 0 (the share's padded chunk)
-  for (int i = tid; i < BMAX; i += NT) lens[i] = i < B ? (p.lengths ? p.lengths[i] : T) : 0;
+  for (int i = tid; i < BMAX; i += NT) lens[i] = i < B ? (p.lengths ? p.lengths[bl + i] : T) : 0;
 
   // Cell-phase role: sequence cb, unit cu (consecutive threads: consecutive units of one sequence).
   const int cb = tid / U, cu = tid % U;
@@ -139,14 +141,14 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
   const bool p_live = cell_thread && gu < Hr;
   float carried = 0.f, dc = 0.f;  // this thread's unit, for all T steps
   if (p_live) {
-    const size_t g = size_t(cb) * Hr + gu;
+    const size_t g = size_t(bl + cb) * Hr + gu;
     carried = p.dhy[dir] ? S::to_f(p.dhy[dir][g]) : 0.f;
     if (CELL == LSTM) dc = p.dcy[dir] ? S::to_f(p.dcy[dir][g]) : 0.f;
   }
   __syncthreads();  // lens, dgl
 
   using In = BwdIn<G>;
-  In nx = bwd_load_in<CELL, TW>(p, dir, 0, cb, gu, p_live ? lens[cb] : 0, p_live);
+  In nx = bwd_load_in<CELL, TW>(p, dir, 0, bl + cb, gu, p_live ? lens[cb] : 0, p_live);
   float* part = p.part[dir];
   unsigned* counter = p.counter[dir];
   // Reduction role: column slot rs of each pass, share rc, float4 rv of the U units.
@@ -160,7 +162,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
         while (ld_acquire_gpu(counter) < unsigned(C) * unsigned(k)) {
         }
       __syncthreads();
-      const float* src = part + size_t(k & 1) * C * B * H + size_t(rc) * B * H + u0 + 4 * rv;
+      const float* src = part + size_t(k & 1) * C * BS * H + size_t(rc) * BS * H + u0 + 4 * rv;
       float4 v[NPASS];
 #pragma unroll
       for (int q = 0; q < NPASS; ++q) {
@@ -196,7 +198,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
     // ---- 2. cell phase ----
     if (k == T) {  // final pass: the gradients of hx and cx
       if (p_live) {
-        const size_t g = size_t(cb) * Hr + gu;
+        const size_t g = size_t(bl + cb) * Hr + gu;
         if (p.dhx[dir]) p.dhx[dir][g] = S::from_f(dh_tot);
         if (CELL == LSTM && p.dcx[dir]) p.dcx[dir][g] = S::from_f(dc);
       }
@@ -204,7 +206,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
     }
     const In in = nx;
     int t_out = 0;  // real time of this step's reserve rows
-    nx = bwd_load_in<CELL, TW>(p, dir, k + 1, cb, gu, p_live ? lens[cb] : 0, p_live);
+    nx = bwd_load_in<CELL, TW>(p, dir, k + 1, bl + cb, gu, p_live ? lens[cb] : 0, p_live);
     if (cell_thread) {
       float dgx[G], dgr[G], carry, dc_new;
       bwd_cell<CELL>(in, dh_tot, dc, p.clip, p_live, dgx, dgr, carry, dc_new);
@@ -229,7 +231,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
     if constexpr (MMA) {
       // n8 tile j = sequences 4j .. 4j+3 (hi, lo rows); the thread's c0 / c1 are hi / lo of sequence 4j + tc at unit
       // row gr of each m-tile, c2 / c3 at row gr + 8: summed in registers, stored to the share.
-      float* dst = part + size_t((k + 1) & 1) * C * B * H + size_t(rank) * B * H;
+      float* dst = part + size_t((k + 1) & 1) * C * BS * H + size_t(rank) * BS * H;
       const int gr = lane >> 2, tc = lane & 3;
       for (int j = 0; j < BMAX / 4; ++j) {
         if (4 * j >= B) break;  // uniform
@@ -256,7 +258,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
         }
       }
     } else {
-      float* dst = part + size_t((k + 1) & 1) * C * B * H + size_t(rank) * B * H + 2 * tid;
+      float* dst = part + size_t((k + 1) & 1) * C * BS * H + size_t(rank) * BS * H + 2 * tid;
       for (int b0 = 0; b0 < B; b0 += 4) {
         float2 acc[4];
 #pragma unroll
@@ -294,7 +296,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
 #pragma unroll
       for (int g = 0; g < G; ++g) dgx[g] = dgr[g] = dgl[cb * R + g * U + cu];
       if (CELL == GRU) dgx[2] = xn[cb * U + cu];
-      bwd_store_dG<CELL, TW>(p, dir, t_out, cb, gu, dgx, dgr);
+      bwd_store_dG<CELL, TW>(p, dir, t_out, bl + cb, gu, dgx, dgr);
     }
   }
 }

@@ -3,9 +3,12 @@
 // Included by persistent_bwd_{f32,bf16,f16}.cu.
 #pragma once
 
+#include <type_traits>
+
 #include "persistent_bwd.cuh"
 #include "persistent_bwd_grid.cuh"
 #include "persistent_kernels.cuh"
+#include "standard_plan.h"  // env_switch01
 
 namespace openrnn {
 namespace cuda {
@@ -70,8 +73,12 @@ class BwdKernelImpl final : public BwdKernel {
   }
 };
 
+// The most launches a float32 batch of the grid backward is split into (B <= 64 at BMAX = 16).
+constexpr int kBwdGridMaxWaves = 4;
+
 // Grid-mode backward (persistent_bwd_grid.cuh): C = H/U CTAs per direction in one cooperative launch (refused, not
-// deadlocked, when they cannot all be co-resident), one batch tile of B <= BMAX sequences.
+// deadlocked, when they cannot all be co-resident), one batch tile of B <= BMAX sequences (float32: up to
+// kBwdGridMaxWaves launches of BMAX).
 template <int CELL, typename TW, int H_, int U, int KREG, bool MMA = false>
 class BwdGridKernelImpl final : public BwdKernel {
   using Cfg = BwdGridConfig<CELL, TW, H_, U, KREG, MMA>;
@@ -99,8 +106,13 @@ class BwdGridKernelImpl final : public BwdKernel {
     Plan pl;
     pl.C = Cfg::C;
     char msg[320];
-    if (B > Cfg::BMAX) {
-      snprintf(msg, sizeof msg, "H=%d backward: the grid kernel takes at most %d sequences, B=%d", H_, Cfg::BMAX, B);
+    // float32 (FFMA share): up to kBwdGridMaxWaves launches of BMAX sequences, one after the other (launch() below;
+    // session 24, as the forward's v10 batch chunks); 16-bit (MMA) keeps one launch of at most BMAX.
+    const int waves = (B + Cfg::BMAX - 1) / Cfg::BMAX;
+    static const bool chunk_off = env_switch01("OPENRNN_PERSIST_V10_CHUNK") == 0;  // developer switch (A/B)
+    if (B > Cfg::BMAX && (MMA || !std::is_same<TW, float>::value || waves > kBwdGridMaxWaves || chunk_off)) {
+      snprintf(msg, sizeof msg, "H=%d backward: the grid kernel takes at most %d sequences, B=%d", H_,
+               MMA || !std::is_same<TW, float>::value ? Cfg::BMAX : Cfg::BMAX * kBwdGridMaxWaves, B);
       pl.why = msg;
       return pl;
     }
@@ -123,16 +135,22 @@ class BwdGridKernelImpl final : public BwdKernel {
       pl.why = msg;
       return pl;
     }
-    pl.BT = B;
+    pl.BT = B < Cfg::BMAX ? B : Cfg::BMAX;
     pl.groups = 1;
+    pl.waves = waves;
     pl.smem = smem;
     pl.ok = true;
     return pl;
   }
+  // One launch per BMAX sequences (pl.waves), each from sequence b_lo, on the same shares buffer and counter (zeroed
+  // before each: the launches are stream-ordered).
   void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
-    const BwdParams<TW> p = bwd_params<TW>(a, pl);
-    for (int i = 0; i < a.D; ++i) OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.counter[i], 0, sizeof(unsigned), s));
-    launch_persistent(persist_bwd_grid_kernel<CELL, TW, H_, U, KREG, MMA>, p, Cfg::C, a.D, Cfg::NT, pl.smem, 0, s);
+    BwdParams<TW> p = bwd_params<TW>(a, pl);
+    for (int w = 0; w < pl.waves; ++w) {
+      p.b_lo = w * Cfg::BMAX;
+      for (int i = 0; i < a.D; ++i) OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.counter[i], 0, sizeof(unsigned), s));
+      launch_persistent(persist_bwd_grid_kernel<CELL, TW, H_, U, KREG, MMA>, p, Cfg::C, a.D, Cfg::NT, pl.smem, 0, s);
+    }
   }
 };
 
