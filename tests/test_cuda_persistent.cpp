@@ -88,6 +88,9 @@ std::vector<PCase> cases() {
   // groups (B = 30: tiles of 15) and both directions of each cell (one group of 64 CTAs each).
   v.push_back(make("lstm_H1024_B16_ragged", OPENRNN_CELL_LSTM, 8, 1024, 1, false, 5, 16, true));
   v.push_back(make("gru_H1024_B30_ragged", OPENRNN_CELL_GRU, 8, 1024, 1, false, 4, 30, true));
+  // More sequences than v10's groups take at once at H = 1024 (session 24): three launches in float32 (16 + 16 + 8),
+  // two in 16 bits (32 + 8), forward and backward (float32).
+  v.push_back(make("gru_H1000_B40_ragged", OPENRNN_CELL_GRU, 8, 1000, 1, false, 4, 40, true));
   v.push_back(make("gru_H1024_B5_bidir_ragged", OPENRNN_CELL_GRU, 8, 1024, 1, true, 5, 5, true));
   v.back().refusable = true;
   v.push_back(make("lstm_H1024_B4_bidir", OPENRNN_CELL_LSTM, 8, 1024, 1, true, 4, 4, false));

@@ -13,8 +13,9 @@ namespace openrnn {
 namespace cuda {
 namespace persist {
 
-// The most launches a float32 batch is split into (KernelV10Impl::plan): at H = 1024 one group of 128 CTAs takes 16
-// sequences, so B <= 64; further up STANDARD's GEMMs are the better use of the GPU (AUTO) and v4 keeps PERSISTENT.
+// The most launches a batch is split into (KernelV10Impl::plan): at H = 1024 one float32 group of 128 CTAs takes 16
+// sequences, so B <= 64 (16-bit: two groups, B <= 128); further up STANDARD's GEMMs are the better use of the GPU
+// (AUTO), and v4 / v7 keep PERSISTENT.
 constexpr int kV10MaxWaves = 4;
 
 // LLV: the tagged-word exchange for tiles of one sequence is compiled in, and the plan takes one sequence per group only.
@@ -87,13 +88,13 @@ class KernelV10Impl final : public Kernel {
       pl.ok = true;
       return pl;
     }
-    // float32 at H = 1024, the tile of 16: a batch larger than the co-resident groups take (H100 / H200: one group of
-    // 128 CTAs, 16 sequences) runs as up to kV10MaxWaves launches of full tiles, one after the other (launch(): b_lo,
-    // cbase), with the cluster size that holds the most groups. Session 24: B = 17-64, where the grid-mode v4 ran
-    // before. Only the largest tile chunks (choose() tries the smallest tile first: a tile of 8 would take B = 32 in
-    // four launches instead of two). 16-bit keeps v7 there (its tiles take B = 64 at once).
+    // H = 1024, the tile of 16: a batch larger than the co-resident groups take (H100 / H200: float32 one group of
+    // 128 CTAs, 16 sequences; 16-bit two groups of 64, 32 sequences) runs as up to kV10MaxWaves launches of full
+    // tiles, one after the other (launch(): b_lo, cbase), with the cluster size that holds the most groups. Session
+    // 24: float32 B = 17-64, where the grid-mode v4 ran before, and 16-bit B = 33-64, where v7 did. Only the largest
+    // tile chunks (choose() tries the smallest tile first: a tile of 8 would take B = 32 in four launches, not two).
     static const bool chunk_off = env_switch01("OPENRNN_PERSIST_V10_CHUNK") == 0;  // developer switch (A/B)
-    if (std::is_same<TW, float>::value && Cfg::H == 1024 && NBS == 16 && !LLV && !chunk_off && groups_fit >= 1) {
+    if (Cfg::H == 1024 && NBS == 16 && !LLV && !chunk_off && groups_fit >= 1) {
       const int tiles = (B + NBS - 1) / NBS, waves = (tiles + groups_fit - 1) / groups_fit;
       if (waves <= kV10MaxWaves && tiles <= kMaxGroups) {
         int best_cl = 0;
