@@ -114,7 +114,7 @@ struct FwdParams {
   unsigned* flags[2];     // grid mode: v1 [C] per-CTA step flags; v2 [groups] arrival counters; zeroed before launch
   long long* prof;        // optional: clock64() stamps of CTA (0,0) thread 0 for steps 8..23, [16][8]
   int ll;                 // v10: exchange tiles of one sequence as tagged words (persistent_fwd_v10.cuh), hg zeroed
-  int b_lo;               // v10 float32 batch chunks: the first sequence of this launch's groups (0: one launch)
+  int b_lo;               // v10 batch chunks (H = 1024): the first sequence of this launch's groups (0: one launch)
   int cbase;              // ... and this launch's first counter in flags[d]
   float clip;             // LSTM cell clipping: c' clamped to [-clip, clip] when > 0 (v3 kernel)
   // Training (v4 kernel; all null for inference): the STANDARD algorithm's reserve of this layer

@@ -14,8 +14,8 @@
 // reads the state from L2 once instead of CL times.
 //
 // Decomposition. A group of C = H / U CTAs (U = 16: C = 64; LSTM with U = 8, 128 CTAs, was measured and not kept)
-// per batch tile of nb <= NBS sequences (b0 = b_lo + group * BT: b_lo > 0 in the later launches of a float32 batch
-// split over several, KernelV10Impl::plan); CTA `ct` of the group owns the units [ct*U, (ct+1)*U) and
+// per batch tile of nb <= NBS sequences (b0 = b_lo + group * BT: b_lo > 0 in the later launches of a batch split
+// over several, KernelV10Impl::plan); CTA `ct` of the group owns the units [ct*U, (ct+1)*U) and
 // their RWS = G*U rows of W_hh (row r = gate r / U of unit r % U): MTW = RWS / 16 m16 tiles. 16 warps, warp w = (mg =
 // w % MG, ks = w / MG) owns the MT m-tiles [mg*MT, (mg+1)*MT) over the k range [ks*H/KS, (ks+1)*H/KS) (KS = 16 /
 // MG): A fragments MT x KTW x 4 registers, loaded once (GRU: MG = 1, k split 16 ways, 48 registers; LSTM: 2 x 8, 64
@@ -192,8 +192,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   const bool reverse = dir == 1;
   const int T = p.T, B = p.B, Hr = p.Hr, Hx = p.H, C = p.C;
   const int ct = blockIdx.x % C, group = blockIdx.x / C;
-  // p.BT <= NBS; the plan makes every group's tile non-empty. b_lo: float32 batches larger than the co-resident
-  // groups take, run as several launches (KernelV10Impl::launch), each over the sequences from b_lo.
+  // p.BT <= NBS; the plan makes every group's tile non-empty. b_lo: batches larger than the co-resident groups
+  // take run as several launches (KernelV10Impl::launch), each over the sequences from b_lo.
   const int u0 = ct * U, b0 = p.b_lo + group * p.BT;
   const int nb = min(p.BT, B - b0);
   const uint32_t crank = cluster_ctarank(), ncl = cluster_nctarank();

@@ -146,7 +146,7 @@ class KernelV10Impl final : public Kernel {
       OPENRNN_CUDA_CHECK(cudaMemsetAsync(dprof, 0, 16 * 8 * sizeof(long long), s));
       p.prof = dprof;
     }
-    // One launch per wave of groups (pl.waves > 1: float32 batch chunks, plan() above), each on its own counters
+    // One launch per wave of groups (pl.waves > 1: batch chunks, plan() above), each on its own counters
     // (flags[d] holds kMaxGroups, all zeroed before the first); only the first is a programmatic dependent launch.
     const int tiles = (a.B + pl.BT - 1) / pl.BT;
     long long* const prof_buf = p.prof;
