@@ -66,13 +66,16 @@ class KernelV10Impl final : public Kernel {
       }
     // The largest cluster whose co-resident groups take B in tiles of at most NBS (B spread over every group).
     const int C = Cfg::C;
-    int groups_fit = 0;
+    int groups_fit = 0, fit_cl = 0;  // the most groups any cluster size holds, and the largest such size
     for (int cl : {8, 4, 2}) {
       const void* fns[2] = {kfn(false), kfn(true)};
       const int clusters = max_active_clusters(fns, 2, cl, Cfg::NT, smem);
       int groups = clusters * cl / (C * D);
       groups = groups < kMaxGroups ? groups : kMaxGroups;
-      groups_fit = groups > groups_fit ? groups : groups_fit;
+      if (groups > groups_fit) {
+        groups_fit = groups;
+        fit_cl = cl;
+      }
       if (groups < 1) continue;
       const int bt = (B + groups - 1) / groups;
       if (bt > NBS) continue;
@@ -97,25 +100,14 @@ class KernelV10Impl final : public Kernel {
     if (Cfg::H == 1024 && NBS == 16 && !LLV && !chunk_off && groups_fit >= 1) {
       const int tiles = (B + NBS - 1) / NBS, waves = (tiles + groups_fit - 1) / groups_fit;
       if (waves <= kV10MaxWaves && tiles <= kMaxGroups) {
-        int best_cl = 0;
-        for (int cl : {8, 4, 2}) {
-          const void* fns[2] = {kfn(false), kfn(true)};
-          const int groups = max_active_clusters(fns, 2, cl, Cfg::NT, smem) * cl / (C * D);
-          if (groups >= (groups_fit < kMaxGroups ? groups_fit : kMaxGroups)) {
-            best_cl = cl;
-            break;
-          }
-        }
-        if (best_cl > 0) {
-          pl.C = C;
-          pl.BT = NBS;
-          pl.groups = (tiles + waves - 1) / waves;  // per launch; the last may take fewer tiles
-          pl.waves = waves;
-          pl.cl = best_cl;
-          pl.smem = smem;
-          pl.ok = true;
-          return pl;
-        }
+        pl.C = C;
+        pl.BT = NBS;
+        pl.groups = (tiles + waves - 1) / waves;  // per launch; the last may take fewer tiles
+        pl.waves = waves;
+        pl.cl = fit_cl;
+        pl.smem = smem;
+        pl.ok = true;
+        return pl;
       }
     }
     snprintf(msg, sizeof msg, "v10 H=%d B=%d D=%d: groups of %d CTAs with %zu B of shared memory each, %d co-resident "
