@@ -91,6 +91,9 @@ std::vector<PCase> cases() {
   // More sequences than v10's groups take at once at H = 1024 (session 24): three launches in float32 (16 + 16 + 8),
   // two in 16 bits (32 + 8), forward and backward (float32).
   v.push_back(make("gru_H1000_B40_ragged", OPENRNN_CELL_GRU, 8, 1000, 1, false, 4, 40, true));
+  // ... and at Hr == H, where 16 bits exchange swizzled dense rows (one bulk copy per CTA; session 25): two launches
+  // in 16 bits (two groups of 16, then one of 2), three in float32 (16, 16, 2).
+  v.push_back(make("lstm_H1024_B34_ragged", OPENRNN_CELL_LSTM, 8, 1024, 1, false, 4, 34, true));
   v.push_back(make("gru_H1024_B5_bidir_ragged", OPENRNN_CELL_GRU, 8, 1024, 1, true, 5, 5, true));
   v.back().refusable = true;
   v.push_back(make("lstm_H1024_B4_bidir", OPENRNN_CELL_LSTM, 8, 1024, 1, true, 4, 4, false));

@@ -116,6 +116,8 @@ struct FwdParams {
   int ll;                 // v10: exchange tiles of one sequence as tagged words (persistent_fwd_v10.cuh), hg zeroed
   int b_lo;               // v10 batch chunks (H = 1024): the first sequence of this launch's groups (0: one launch)
   int cbase;              // ... and this launch's first counter in flags[d]
+  int swz;                // v10 16-bit at Hr == H without tagged words: the exchange rows and hb are dense [n][H] with
+                          // 16-byte chunk c of row n at c ^ (n & 7) (one bulk copy per CTA; persistent_fwd_v10.cuh)
   float clip;             // LSTM cell clipping: c' clamped to [-clip, clip] when > 0 (v3 kernel)
   // Training (v4 kernel; all null for inference): the STANDARD algorithm's reserve of this layer
   // (standard_plan.h), so STANDARD's backward runs on it. Real time index rt, real hidden size Hr, GH = G*Hr.

@@ -29,7 +29,8 @@
 //     hg[(t-1)&1] and arrived with a GPU-scope release) and arms the CTA's mbarrier with the bytes of the tile's
 //     state (2 nb rows of Hr halves); the lanes of warp 0 fence the generic -> async proxy and issue the CTA's share
 //     of the rows (n = crank, crank + CL, ...): cp.async.bulk global -> shared::cluster with .multicast::cluster to
-//     every CTA of its cluster, completing on each one's hb[t&1] and mbarrier. Every thread waits for the phase;
+//     every CTA of its cluster, completing on each one's hb[t&1] and mbarrier (dense rows, float32 and 16-bit with
+//     p.swz: one copy of the CTA's contiguous block of rows). Every thread waits for the phase;
 //  3. product: the warp's KTW k tiles x MT m-tiles x all NTL n8 tiles of hb[t&1] (ldmatrix), hi + lo summed in
 //     registers -> part[ks][s][row];
 //  4. __syncthreads; cell: thread e < NBS*U -> (sequence e / U, unit e % U), fixed for the launch, so c and h
@@ -228,13 +229,22 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   }
   pdl_wait();  // what the prep kernel writes (biases, h0 / c0, counters, tagged words) is read from here on
 
+  // ---- the state rows' layout in hb (and, 16-bit, in the exchange rows of hg). float32: [n][LDH = H]. 16-bit:
+  // padded rows [n][H + 8] (ldmatrix's 8 rows of one 16-byte column hit 8 different bank groups), one bulk copy per
+  // row; or with p.swz (Hr == H, no tagged words; session 25) dense rows [n][H] whose 16-byte chunk c sits at
+  // c ^ (n & 7) (n: the row within the tile), conflict-free the same way, so that each CTA's share of the tile's rows
+  // is one contiguous block in hg and in hb: one bulk copy per CTA and step instead of one per row (~50 cycles of
+  // issue each: ~900 per step at a tile of 16 in clusters of 2). The writers (the cell) store into that layout.
+  const bool swz = !F32 && p.swz != 0;
+  const int ldh = swz ? H : LDH;
   // ---- initial state: hb[0] = h0 (split: rows 2s hi, 2s+1 lo), hb[1] = 0 (the rows past SR nb and columns past Hr
   // stay 0 for good)
   const float* h0 = p.h0[dir];
   for (int i = tid; i < 2 * N * LDH; i += NT) {
-    const int n = (i / LDH) % N, k = i % LDH, s = n / SR;
+    const int n = (i / ldh) % N, kp = i % ldh, s = n / SR;
+    const int k = swz ? kp ^ ((n & 7) << 3) : kp;  // the logical column stored at physical column kp
     float v = 0.f;
-    if (i < N * LDH && s < nb && k < Hr && h0) {
+    if (i < N * ldh && s < nb && k < Hr && h0) {
       const float h = h0[size_t(b0 + s) * Hr + k];
       v = SR == 2 && (n & 1) ? h - S::to_f(S::from_f(h)) : h;
     }
@@ -273,7 +283,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   // float32 at Hr == H: the tile's rows are contiguous in hg and in hb (LDH == H), so each CTA of the cluster copies
   // its share as one block, rows [blk_n0, blk_n0 + per) (one copy per row cost ~1100 cycles of issue at 16 rows per
   // CTA). Fixed for the launch.
-  const bool block_copy = LDH == Hr;
+  const bool block_copy = F32 ? LDH == Hr : swz;
   // Tiles of one sequence with p.ll (OPENRNN_PERSIST_V10_LL): h_t travels as tagged words {h bits, t + 1} in
   // llw[group][t & 1][Hr] (hg, zeroed before the launch), stored whole by the cell threads without a fence or a
   // counter; every thread of every CTA re-reads its two adjacent words of the previous step (one 16-byte load: Hr
@@ -313,7 +323,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
     if (t > 0 && ll_on()) {
       stamp(t, 1);
       stamp(t, 2);
-      TW* const row = hb + (t & 1) * N * LDH;
+      TW* const row = hb + (t & 1) * N * ldh;  // ldh == LDH: no swizzle with the tagged words
       const uint64_t* src = llw() + size_t((t - 1) & 1) * Hr;
       for (int k = 2 * tid; k < Hr; k += 2 * NT) {
         uint64_t a, c;  // both words in one 16-byte request (as two 8-byte loads: twice the L2 sectors per poll)
@@ -346,13 +356,13 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
         __syncwarp();
         fence_proxy_async_global();  // the acquired h_{t-1} before the copies that read it (async proxy)
         const TW* src = hx + size_t((t - 1) & 1) * hbuf + size_t(SR * b0) * Hr;
-        TW* dst = hb + (t & 1) * N * LDH;
+        TW* dst = hb + (t & 1) * N * ldh;
         if (block_copy) {
           if (lane == 0 && blk_bytes > 0)
-            bulk_multicast(dst + blk_n0 * LDH, src + size_t(blk_n0) * Hr, blk_bytes, bar, mask);
+            bulk_multicast(dst + blk_n0 * ldh, src + size_t(blk_n0) * Hr, blk_bytes, bar, mask);
         } else {
           for (int n = int(crank) + int(ncl) * lane; n < SR * nb; n += 32 * int(ncl))
-            bulk_multicast(dst + n * LDH, src + size_t(n) * Hr, unsigned(Hr) * unsigned(sizeof(TW)), bar, mask);
+            bulk_multicast(dst + n * ldh, src + size_t(n) * Hr, unsigned(Hr) * unsigned(sizeof(TW)), bar, mask);
         }
         stamp(t, 2);
       }
@@ -424,22 +434,24 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
       // allocation, LSTM H = 512 spilling 24-28 bytes instead of 16-24.)
       float acc[MT][NTL][4];
       mma::zero_acc(acc);
+      // Every row this lane addresses is lane % 8 mod 8, so its swizzle is one XOR for the launch.
+      const TW* const hs = hb + (t & 1) * N * ldh;
+      const int xr = swz ? (lane & 7) : 0, hc = (lane >> 3) & 1;
 #pragma unroll
       for (int kk = 0; kk < KTW; ++kk) {
-        const TW* bs = hb + (t & 1) * N * LDH + (ks * KTW + kk) * 16;
+        const int col = ((2 * (ks * KTW + kk) + hc) ^ xr) * 8;  // the lane's 16-byte chunk of k tile ks*KTW + kk
         uint32_t bf[NTL][2];
 #pragma unroll
         for (int j = 0; j + 1 < NTL; j += 2) {  // two n8 tiles per ldmatrix.x4 (as mma::warp_k16)
           uint32_t r[4];
-          mma::ldsm_x4(r, bs + (j * 8 + (lane & 7) + (lane >> 4) * 8) * LDH + ((lane >> 3) & 1) * 8);
+          mma::ldsm_x4(r, hs + (j * 8 + (lane & 7) + (lane >> 4) * 8) * ldh + col);
           bf[j][0] = r[0];
           bf[j][1] = r[1];
           bf[j + 1][0] = r[2];
           bf[j + 1][1] = r[3];
         }
         if constexpr (NTL % 2 == 1)
-          mma::ldsm_x2(bf[NTL - 1][0], bf[NTL - 1][1],
-                       bs + ((NTL - 1) * 8 + (lane & 7)) * LDH + ((lane >> 3) & 1) * 8);
+          mma::ldsm_x2(bf[NTL - 1][0], bf[NTL - 1][1], hs + ((NTL - 1) * 8 + (lane & 7)) * ldh + col);
 #pragma unroll
         for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -480,7 +492,14 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
         if (ll_on()) {
           st_relaxed_gpu_u64(llw() + size_t(t & 1) * Hr + u, (uint64_t(t + 1) << 32) | __float_as_uint(hreg));
         } else {
-          store_state(hx + size_t(t & 1) * hbuf + size_t(b) * SR * Hr + u, Hr, hreg);
+          TW* const rp = hx + size_t(t & 1) * hbuf + size_t(b) * SR * Hr;
+          if (swz) {  // rows n = 2s (hi) and 2s + 1 (lo) of the tile, swizzled as hb (above)
+            const TW hi = S::from_f(hreg);
+            rp[u ^ (((2 * s) & 7) << 3)] = hi;
+            rp[Hr + (u ^ (((2 * s + 1) & 7) << 3))] = S::from_f(hreg - S::to_f(hi));
+          } else {
+            store_state(rp + u, Hr, hreg);
+          }
           fence_proxy_async_global();  // read next by other CTAs' bulk copies (async proxy)
         }
       }

@@ -126,6 +126,10 @@ class KernelV10Impl final : public Kernel {
     // switch, read at every launch) keeps the counter and the bulk copy. Their buffer, [groups][2][Hr] 8-byte words in
     // hg, starts zeroed (no tag of an earlier launch may match).
     p.ll = LLV && env_switch01("OPENRNN_PERSIST_V10_LL") != 0 && pl.BT == 1;
+    // 16-bit at Hr == H without the tagged words: the swizzled dense state rows, brought in by one bulk copy per CTA
+    // and step instead of one per row (persistent_fwd_v10.cuh; session 25). OPENRNN_PERSIST_V10_SWZ=0 (developer
+    // switch, read at every launch) keeps the padded rows.
+    p.swz = sizeof(TW) == 2 && a.Hr == Cfg::H && !p.ll && env_switch01("OPENRNN_PERSIST_V10_SWZ") != 0;
     if (p.ll && !(a.prep & kPrepHg))
       for (int i = 0; i < a.D; ++i)
         OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.hg[i], 0, size_t(pl.groups) * 2 * a.Hr * sizeof(uint64_t), s));
