@@ -109,6 +109,9 @@ std::vector<PCase> cases() {
   // direction.
   v.push_back(make("lstm_H512_B40_ragged", OPENRNN_CELL_LSTM, 8, 512, 1, false, 4, 40, true));
   v.push_back(make("gru_H512_B11_bidir_ragged", OPENRNN_CELL_GRU, 8, 512, 1, true, 5, 11, true));
+  // More sequences than one wave of the float32 reduce-scatter backward holds (clusters of 16, tiles of at most 8;
+  // session 25): with OPENRNN_PERSIST_BWD_WAVES=1 it runs in two waves of tiles of 5-6.
+  v.push_back(make("gru_H512_B72_ragged", OPENRNN_CELL_GRU, 8, 512, 1, false, 4, 72, true));
   // v10's float32 tile of one at H = 512 (tagged words; one group of 64 CTAs per sequence and direction; by default
   // where B * D <= 2): one sequence, two ragged sequences in two groups, one sequence in both directions.
   v.push_back(make("lstm_H512_B1", OPENRNN_CELL_LSTM, 8, 512, 1, false, 6, 1, false));

@@ -289,7 +289,8 @@ struct BwdChoice {
 // The backward kernel for a problem, or none (STANDARD's loop runs): B <= 4 takes the one-column chunk, larger B
 // the widest; the plan must run every batch tile of both directions at once (one wave of clusters). Measured
 // (docs/performance.md, "PERSISTENT backward data"): at B = 64 with H = 512 the kernel lost to STANDARD's loop
-// (bfloat16 LSTM 24.5 vs 21.4, GRU 20.2 vs 18.4 us/step of training), so B > 16 at H >= 512 keeps the loop.
+// (bfloat16 LSTM 24.5 vs 21.4, GRU 20.2 vs 18.4 us/step of training), so B > 16 at H >= 512 keeps the loop; but the
+// reduce-scatter kernels below (session 18) run in several waves where one does not hold the batch (session 25).
 //
 // LSTM / GRU at H <= 512 take the reduce-scatter cluster kernel first (persistent_bwd_rs.cuh: 16-bit on tensor cores,
 // float32 FFMA), its smallest tile that runs every batch tile in one wave of clusters, at any B that fits, and 16-bit
@@ -302,7 +303,13 @@ BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data
   BwdChoice ch;
   if (persist_bwd_disabled()) return ch;
   const int H = persist::padded_hidden(H_);
+  // Where no reduce-scatter kernel runs every tile in one wave, the one with the fewest waves instead of STANDARD's
+  // loop (session 25, H100, training µs/step, STANDARD's loop -> waves: float32 H = 512 B = 64 LSTM 43.5 -> 31.0,
+  // GRU 38.2 -> 25.0; float16 B = 256 H = 256 LSTM 20.5 -> 12.3; docs/performance.md, "The reduce-scatter backward
+  // in several waves"). OPENRNN_PERSIST_BWD_WAVES=0 (developer switch, read at every call) keeps the loop.
+  const bool waves_ok = env_switch01("OPENRNN_PERSIST_BWD_WAVES") != 0;
   if (env_switch01("OPENRNN_PERSIST_BWD_RS") != 0) {
+    BwdChoice multi;
     const int nbs = env_int("OPENRNN_PERSIST_BWD_RS_NBS"), gu = env_int("OPENRNN_PERSIST_BWD_GRID_U");
     for (const auto& k : all_bwd_kernels()) {  // listed by tile size
       if (!k->preferred() || k->cell() != cell || k->dtype() != dt || k->H() != H) continue;
@@ -320,7 +327,14 @@ BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data
         ch.plan = pl;
         return ch;
       }
+      // Several waves of clusters (each cluster runs its tile's T steps; the clusters never wait on each other):
+      // the fewest waves, the smallest tile among those.
+      if (waves_ok && pl.ok && k->part_bytes(B) == 0 && (!multi.k || pl.waves < multi.plan.waves)) {
+        multi.k = k.get();
+        multi.plan = pl;
+      }
     }
+    if (multi.k) return multi;
   }
   // B > 16 at H >= 512: STANDARD's loop, but for float32 at H = 1024, where the grid kernel takes B <= 64 in several
   // launches (session 24: training float32 H = 1024 B = 20-64, docs/performance.md).
@@ -810,13 +824,14 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   // 16-bit at B >= 16: the tensor-core v7 forward (H100 2026-11-21, T = 100, µs/step, PERSISTENT vs STANDARD):
   // inference B <= 64 at H <= 512 2.5-5.4 vs 5.4-9.5; H = 1024 B = 16 5.6-6.0 vs 9.9-11.4, B = 64 11.3-11.9 vs
   // 11.8-13.0; B = 256 H = 256 5.4-5.5 vs 8.9-9.1; training B <= 64 H <= 512 5.9-17.2 vs 14.4-23.7. STANDARD keeps
-  // B = 256 at H = 1024 (v7's blocks do not all fit) and LSTM training B = 256 H = 256 (22.0 vs 20.8 float16).
+  // B = 256 at H = 1024 (v7's blocks do not all fit) and, until session 25 (below), LSTM training B = 256 H = 256
+  // (22.0 vs 20.8 float16).
   // Training at B = 64 H = 1024 is a tie for LSTM (28.7-28.8 vs 28.5-28.8) and PERSISTENT's for GRU (26.4 vs
   // 27.7-28.7), so the v4-era rule below (STANDARD for training at B >= 64, H >= 1024) does not apply here.
   // With the tensor-core backward (session 18, H100, T = 100, µs/step, PERSISTENT vs STANDARD, training): LSTM
   // H = 256 B = 128 6.80 vs 26.94 (float16), 6.66 vs 25.07 (bfloat16), so PERSISTENT trains LSTM H = 256 up to
   // B = 128; at B = 256 (no tensor-core tile runs it in one wave: the FFMA kernel) 22.0-22.7 vs 26.1-26.2 in that
-  // run but 22.0 vs 20.8 in session 6's: STANDARD keeps it.
+  // run but 22.0 vs 20.8 in session 6's: STANDARD kept it until the tensor-core tiles ran in several waves.
   const bool lstm = rnn.cfg.cell == OPENRNN_CELL_LSTM;
   if (w16 && persist_v7_mode() != 0 && v7_preferred(B, H)) {
     if (B > 256) return false;
@@ -824,7 +839,9 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // and v4 would run (3x slower); not timed against STANDARD with D = 2, so STANDARD keeps it.
     if (rnn.D == 2 && 2LL * B * H > 131072) return false;
     if (H >= 1024) return B <= 64;
-    return !(mode == OPENRNN_FWD_TRAINING && lstm && H <= 256 && B > 128);
+    // LSTM training at H = 256 B = 256: STANDARD until session 25; with the reduce-scatter backward in two waves
+    // (H100, float16, µs/step) PERSISTENT 12.3-13.0 against STANDARD's 20.3-23.4 (GRU 11.4-12.0 against 19.2-21.5).
+    return true;
   }
   // Training at B >= 64, H >= 1024: STANDARD, except float32 at H = 1024 B = 64, where the chunked v10 forward makes
   // PERSISTENT faster (session 24, H100, µs/step: LSTM 121.8-121.9 vs 124.8-125.2, GRU 105.2-106.4 vs 110.6-111.4).
@@ -837,6 +854,10 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   // STANDARD's 16-bit tensor-core step (standard_mma.cuh), H100 2026-11-21, LSTM H=512 B=64 µs/step: inference
   // 8.7-8.9 vs PERSISTENT 9.8, training 20.0 vs 21.0-21.3 (GRU there: PERSISTENT still 8-17% faster).
   if (w16 && H == 512 && B > 32 && rnn.cfg.cell == OPENRNN_CELL_LSTM) return false;
+  // float32 training at H = 512 above B = 64, with the reduce-scatter backward in several waves (session 25, H100,
+  // µs/step, PERSISTENT against STANDARD): B = 128 LSTM 61.1-62.3 vs 64.3-64.6, GRU 48.7-49.4 vs 58.2-58.5; B = 256
+  // LSTM 116.2-117.7 vs 110.5-111.2 (STANDARD's), GRU 90.7-92.4 vs 97.2-97.5.
+  if (mode == OPENRNN_FWD_TRAINING && !w16 && H == 512 && B > 64) return B <= (lstm ? 128 : 256);
   if (B > 64) return false;
   return !(w16 && H >= 1024 && B > 16);
 }

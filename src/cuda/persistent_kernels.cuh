@@ -8,6 +8,7 @@
 #include "cuda_common.cuh"
 #include "persistent_fwd.cuh"
 #include "persistent_plan.h"
+#include "standard_plan.h"  // env_switch01
 
 namespace openrnn {
 namespace cuda {
@@ -104,6 +105,12 @@ Plan plan_cluster(const cudaDeviceProp& prop, int B, int D, int C, int BC, int N
   int bt = (B + tiles - 1) / tiles;
   bt = (bt + BC - 1) / BC * BC;
   if (bt > bt_max) bt = bt_max;
+  // More tiles than clusters at once: as many waves as the largest tile needs, each as full and the tiles as small
+  // as that allows (B = 64 over 7 clusters of at most 8: two waves of tiles of 5, not of 8 with one cluster alone
+  // in the second). Session 25, with the multi-wave backward; OPENRNN_PERSIST_BWD_WAVES=0 (developer switch) keeps
+  // the widest tiles, as before.
+  const int waves = ((B + bt - 1) / bt + tiles - 1) / tiles;
+  if (waves > 1 && env_switch01("OPENRNN_PERSIST_BWD_WAVES") != 0) bt = ((B + tiles * waves - 1) / (tiles * waves) + BC - 1) / BC * BC;
   pl.BT = bt;
   pl.groups = (B + bt - 1) / bt;
   pl.waves = (pl.groups + tiles - 1) / tiles;
