@@ -110,7 +110,8 @@ Plan plan_cluster(const cudaDeviceProp& prop, int B, int D, int C, int BC, int N
   // in the second). Session 25, with the multi-wave backward; OPENRNN_PERSIST_BWD_WAVES=0 (developer switch) keeps
   // the widest tiles, as before.
   const int waves = ((B + bt - 1) / bt + tiles - 1) / tiles;
-  if (waves > 1 && env_switch01("OPENRNN_PERSIST_BWD_WAVES") != 0) bt = ((B + tiles * waves - 1) / (tiles * waves) + BC - 1) / BC * BC;
+  if (waves > 1 && env_switch01("OPENRNN_PERSIST_BWD_WAVES") != 0)
+    bt = ((B + tiles * waves - 1) / (tiles * waves) + BC - 1) / BC * BC;
   pl.BT = bt;
   pl.groups = (B + bt - 1) / bt;
   pl.waves = (pl.groups + tiles - 1) / tiles;
