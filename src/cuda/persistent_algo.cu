@@ -322,7 +322,7 @@ BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data
       // STANDARD's loop ran there: LSTM B = 16 32.8 -> 14.4 with U = 16).
       if (gu == 0 && k->units() == 16 && D == 1 && B < (cell == OPENRNN_CELL_GRU ? 2 : 4)) continue;
       const Plan pl = cached_plan(prop, k.get(), B, D);
-      if (pl.ok && pl.waves == 1) {
+      if (pl.ok && (pl.waves == 1 || k->part_bytes(B) > 0)) {  // grid kernels: waves are sequential launches
         ch.k = k.get();
         ch.plan = pl;
         return ch;

@@ -22,7 +22,7 @@
 //      only then the cell threads write the step's dG/dGh rows of the reserve (from dgl: the release does not wait
 //      for those stores, as in v7).
 //   After the last step one more pass of 1 gives dhx = carried + W_hh^T dGrec(last); dcx = dc.
-// One counter per direction suffices: a CTA writes part[(k+1)&1] at step k after its wait for C*k arrivals, i.e.
+// One counter per direction and group suffices: a CTA writes part[(k+1)&1] at step k after its wait for C*k arrivals, i.e.
 // after every CTA finished step k-1, the last step that read that buffer.
 //
 // Bytes per step through L2: C*B*H floats written and read (B = 16, H = 1024, U = 8: 8 MB each way; U = 16, 64 CTAs:
@@ -37,6 +37,7 @@
 
 #include "mma_sync.cuh"
 #include "persistent_bwd.cuh"
+#include "persistent_plan.h"  // kBwdCounterStride
 
 namespace openrnn {
 namespace cuda {
@@ -80,8 +81,11 @@ struct BwdGridConfig {
     const size_t stage = MMA ? w_stage_bytes(KT * 16, H) : 0;
     return run_bytes() > stage ? run_bytes() : stage;
   }
-  // Global exchange per direction: part float32 [2][C][min(B, BMAX)][H] (a batch of several launches reuses it).
-  static size_t part_bytes(int B) { return size_t(2) * C * (B < BMAX ? B : BMAX) * H * 4; }
+  // Global exchange per direction: part float32 [NG][2][C][BT][H], BT <= min(B, BMAX) the launch's tile, NG the
+  // groups of C CTAs of one launch (MMA: up to 2, each on its own batch tile; float32: 1). A batch of several launches
+  // reuses it.
+  static constexpr int NG = MMA ? 2 : 1;
+  static size_t part_bytes(int B) { return size_t(NG) * 2 * C * (B < BMAX ? B : BMAX) * H * 4; }
 };
 
 template <int CELL, typename TW, int H, int U, int KREG, bool MMA = false>
@@ -95,10 +99,12 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
   constexpr int KT = Cfg::KT, MTW = Cfg::MTW, LDG = Cfg::LDG;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int dir = blockIdx.y;
-  // This launch's sequences: bl .. bl + B - 1 of the problem's p.B (float32 batches of more than BMAX run as several
-  // launches, BwdGridKernelImpl::launch); the shares' stride is BS = min(p.B, BMAX) columns in every launch.
-  const int T = p.T, bl = p.b_lo, B = min(BMAX, p.B - bl), BS = min(BMAX, p.B), Hr = p.Hr;
-  const int rank = blockIdx.x;
+  // Group `group` of this launch (C CTAs each; 16-bit: two groups side by side for B = kBwdGridTwoGroupsMinB-32,
+  // session 25) takes the sequences bl .. bl + B - 1 of the problem's p.B: tiles of p.BT <= BMAX, from p.b_lo
+  // (float32 batches of more than BMAX run as several launches, BwdGridKernelImpl::launch). Its shares (stride
+  // BS = p.BT columns) and its counter are its own.
+  const int group = blockIdx.x / C, rank = blockIdx.x % C;
+  const int T = p.T, bl = p.b_lo + group * p.BT, B = min(p.BT, p.B - bl), BS = p.BT, Hr = p.Hr;
   const int u0 = rank * U;
 
   extern __shared__ float4 smem4[];
@@ -149,8 +155,8 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
 
   using In = BwdIn<G>;
   In nx = bwd_load_in<CELL, TW>(p, dir, 0, bl + cb, gu, p_live ? lens[cb] : 0, p_live);
-  float* part = p.part[dir];
-  unsigned* counter = p.counter[dir];
+  float* part = p.part[dir] + size_t(group) * 2 * C * BS * H;
+  unsigned* counter = p.counter[dir] + group * kBwdCounterStride;
   // Reduction role: column slot rs of each pass, share rc, float4 rv of the U units.
   const int rj = tid % TPC, rs = tid / TPC, rv = rj % NV, rc = rj / NV, rw = rj / 32;
 

@@ -3,6 +3,7 @@
 // Included by persistent_bwd_{f32,bf16,f16}.cu.
 #pragma once
 
+#include <cstdlib>
 #include <type_traits>
 
 #include "persistent_bwd.cuh"
@@ -75,6 +76,10 @@ class BwdKernelImpl final : public BwdKernel {
 
 // The most launches a float32 batch of the grid backward is split into (B <= 64 at BMAX = 16).
 constexpr int kBwdGridMaxWaves = 4;
+// 16-bit (MMA share) with one direction: two groups of C CTAs side by side in one launch, each on its own batch tile,
+// from this many sequences up to 2 x BMAX = 32 (session 25, H100 run 9: B = 4 / 8 / 16 / 32 -4 / -10 / -12 / -25% of
+// LSTM float16 training at H = 1024; B = 64 as two such launches was 3-5% slower than STANDARD's loop).
+constexpr int kBwdGridTwoGroupsMinB = 4;
 
 // Grid-mode backward (persistent_bwd_grid.cuh): C = H/U CTAs per direction in one cooperative launch (refused, not
 // deadlocked, when they cannot all be co-resident), one batch tile of B <= BMAX sequences (float32: up to
@@ -106,16 +111,6 @@ class BwdGridKernelImpl final : public BwdKernel {
     Plan pl;
     pl.C = Cfg::C;
     char msg[320];
-    // float32 (FFMA share): up to kBwdGridMaxWaves launches of BMAX sequences, one after the other (launch() below;
-    // session 24, as the forward's v10 batch chunks); 16-bit (MMA) keeps one launch of at most BMAX.
-    const int waves = (B + Cfg::BMAX - 1) / Cfg::BMAX;
-    static const bool chunk_off = env_switch01("OPENRNN_PERSIST_V10_CHUNK") == 0;  // developer switch (A/B)
-    if (B > Cfg::BMAX && (MMA || !std::is_same<TW, float>::value || waves > kBwdGridMaxWaves || chunk_off)) {
-      snprintf(msg, sizeof msg, "H=%d backward: the grid kernel takes at most %d sequences, B=%d", H_,
-               MMA || !std::is_same<TW, float>::value ? Cfg::BMAX : Cfg::BMAX * kBwdGridMaxWaves, B);
-      pl.why = msg;
-      return pl;
-    }
     const size_t smem = Cfg::smem_bytes();
     int per_sm = 0;
     if (smem > prop.sharedMemPerBlockOptin ||
@@ -126,6 +121,27 @@ class BwdGridKernelImpl final : public BwdKernel {
       return pl;
     }
     const int capacity = per_sm * prop.multiProcessorCount;
+    // float32 (FFMA share): up to kBwdGridMaxWaves launches of BMAX sequences, one after the other (launch() below;
+    // session 24, as the forward's v10 batch chunks). 16-bit (MMA share), one direction: from
+    // kBwdGridTwoGroupsMinB sequences two groups side by side where 2 C CTAs are co-resident, one launch (B <= 32),
+    // tiles as even as possible (B = 16: two tiles of 8; session 25); else one launch of at most BMAX.
+    // OPENRNN_PERSIST_BWD_GRID_GROUPS=1|2 (developer switch, read at planning; 2: from B = 2) for the A/B.
+    static const bool chunk_off = env_switch01("OPENRNN_PERSIST_V10_CHUNK") == 0;  // developer switch (A/B)
+    static const int groups_env = [] {
+      const char* e = std::getenv("OPENRNN_PERSIST_BWD_GRID_GROUPS");
+      return e ? std::atoi(e) : 0;
+    }();
+    const bool two = MMA && D == 1 && 2 * Cfg::C <= capacity && groups_env != 1 &&
+                     B >= (groups_env == 2 ? 2 : kBwdGridTwoGroupsMinB);
+    const int groups = two ? 2 : 1, per_launch = groups * Cfg::BMAX;
+    const int waves = (B + per_launch - 1) / per_launch;
+    const int max_waves = !two && std::is_same<TW, float>::value && !MMA && !chunk_off ? kBwdGridMaxWaves : 1;
+    if (waves > max_waves) {
+      snprintf(msg, sizeof msg, "H=%d backward: the grid kernel takes at most %d sequences here, B=%d", H_,
+               per_launch * max_waves, B);
+      pl.why = msg;
+      return pl;
+    }
     if (Cfg::C * D > capacity) {
       const double wmb = double(Cfg::G) * H_ * H_ * sizeof(TW) / (1 << 20);
       snprintf(msg, sizeof msg,
@@ -135,21 +151,25 @@ class BwdGridKernelImpl final : public BwdKernel {
       pl.why = msg;
       return pl;
     }
-    pl.BT = B < Cfg::BMAX ? B : Cfg::BMAX;
-    pl.groups = 1;
+    // One group: BMAX per launch but the last (float32 chunks, as session 24); two: even tiles over the launches.
+    pl.BT = two ? (B + groups * waves - 1) / (groups * waves) : (B < Cfg::BMAX ? B : Cfg::BMAX);
+    pl.groups = groups;
     pl.waves = waves;
     pl.smem = smem;
     pl.ok = true;
     return pl;
   }
-  // One launch per BMAX sequences (pl.waves), each from sequence b_lo, on the same shares buffer and counter (zeroed
-  // before each: the launches are stream-ordered).
+  // One launch per pl.groups tiles of pl.BT sequences (pl.waves launches), each from sequence b_lo, on the same
+  // shares buffers and counters (zeroed before each: the launches are stream-ordered).
   void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
     BwdParams<TW> p = bwd_params<TW>(a, pl);
+    const int tiles = (a.B + pl.BT - 1) / pl.BT;
     for (int w = 0; w < pl.waves; ++w) {
-      p.b_lo = w * Cfg::BMAX;
-      for (int i = 0; i < a.D; ++i) OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.counter[i], 0, sizeof(unsigned), s));
-      launch_persistent(persist_bwd_grid_kernel<CELL, TW, H_, U, KREG, MMA>, p, Cfg::C, a.D, Cfg::NT, pl.smem, 0, s);
+      p.b_lo = w * pl.groups * pl.BT;
+      const int groups = min(pl.groups, tiles - w * pl.groups);
+      for (int i = 0; i < a.D; ++i) OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.counter[i], 0, kBwdCounterBytes, s));
+      launch_persistent(persist_bwd_grid_kernel<CELL, TW, H_, U, KREG, MMA>, p, Cfg::C * groups, a.D, Cfg::NT,
+                        pl.smem, 0, s);
     }
   }
 };

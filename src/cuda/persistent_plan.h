@@ -139,7 +139,8 @@ struct BwdLaunchArgs {
   void* dcx[2];
   const int* lengths;
   float clip;
-  // Grid-mode kernels only (part_bytes() > 0): per direction, part_bytes(B) of workspace and a counter.
+  // Grid-mode kernels only (part_bytes() > 0): per direction, part_bytes(B) of workspace and the groups' counters
+  // (kBwdCounterBytes, below).
   float* part[2] = {nullptr, nullptr};
   unsigned* counter[2] = {nullptr, nullptr};
 };
@@ -169,8 +170,12 @@ class BwdKernel {
 
 // Grid-mode backward kernels (part_bytes() > 0) exchange through the workspace past STANDARD's backward_data region
 // (std_ws bytes, which backward_data also uses): per direction the shares buffer and an arrival counter.
+// The grid kernel's arrival counters per direction: one per group of a launch (at most kBwdMaxGroups), each on its own
+// 128-byte line.
+constexpr int kBwdMaxGroups = 2, kBwdCounterStride = 32;
+constexpr size_t kBwdCounterBytes = size_t(kBwdMaxGroups) * kBwdCounterStride * sizeof(unsigned);
 inline size_t bwd_grid_dir_bytes(const BwdKernel& k, int B) {
-  return align_up(k.part_bytes(B)) + align_up(sizeof(unsigned));
+  return align_up(k.part_bytes(B)) + align_up(kBwdCounterBytes);
 }
 // The end of that region (std_ws, aligned, for a cluster kernel, which needs none).
 inline size_t bwd_grid_end(const BwdKernel* k, size_t std_ws, int B, int D) {
