@@ -121,12 +121,6 @@ V6Shape v6_shape_forced() {
 // OPENRNN_PERSIST_V9 (developer switch, read at every call): "0" the forward never takes the v9 tensor-core cluster
 // kernel, "1" takes it first wherever a tile fits in one wave; OPENRNN_PERSIST_V9_NBS=n: only tiles of n sequences.
 int persist_v9_mode() { return env_switch01("OPENRNN_PERSIST_V9"); }
-// An integer developer switch (read at every call); 0 where unset or not a number.
-int env_int(const char* name) {
-  const char* e = std::getenv(name);
-  int n = 0;
-  return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
-}
 int v9_nbs_forced() { return env_int("OPENRNN_PERSIST_V9_NBS"); }
 
 // OPENRNN_PERSIST_V10 (developer switch, read at every call): "0" the forward never takes the v10 tensor-core kernel

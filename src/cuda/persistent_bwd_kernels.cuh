@@ -3,13 +3,12 @@
 // Included by persistent_bwd_{f32,bf16,f16}.cu.
 #pragma once
 
-#include <cstdlib>
 #include <type_traits>
 
 #include "persistent_bwd.cuh"
 #include "persistent_bwd_grid.cuh"
 #include "persistent_kernels.cuh"
-#include "standard_plan.h"  // env_switch01
+#include "standard_plan.h"  // env_switch01, env_int
 
 namespace openrnn {
 namespace cuda {
@@ -127,10 +126,7 @@ class BwdGridKernelImpl final : public BwdKernel {
     // tiles as even as possible (B = 16: two tiles of 8; session 25); else one launch of at most BMAX.
     // OPENRNN_PERSIST_BWD_GRID_GROUPS=1|2 (developer switch, read at planning; 2: from B = 2) for the A/B.
     static const bool chunk_off = env_switch01("OPENRNN_PERSIST_V10_CHUNK") == 0;  // developer switch (A/B)
-    static const int groups_env = [] {
-      const char* e = std::getenv("OPENRNN_PERSIST_BWD_GRID_GROUPS");
-      return e ? std::atoi(e) : 0;
-    }();
+    static const int groups_env = env_int("OPENRNN_PERSIST_BWD_GRID_GROUPS");
     const bool two = MMA && D == 1 && 2 * Cfg::C <= capacity && groups_env != 1 &&
                      B >= (groups_env == 2 ? 2 : kBwdGridTwoGroupsMinB);
     const int groups = two ? 2 : 1, per_launch = groups * Cfg::BMAX;

@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -122,6 +123,12 @@ inline int env_switch01(const char* name) {
   if (std::strcmp(e, "0") == 0) return 0;
   if (std::strcmp(e, "1") == 0) return 1;
   return -1;
+}
+// An integer developer switch from the environment: 0 where unset or not a number.
+inline int env_int(const char* name) {
+  const char* e = std::getenv(name);
+  int n = 0;
+  return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
 }
 
 // Slot index of the state entering / leaving step t for direction dir (see above).
