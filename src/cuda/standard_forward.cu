@@ -23,6 +23,7 @@
 #include "standard_fused.cuh"
 #include "standard_mma.cuh"
 #include "standard_kernels.cuh"
+#include "standard_wgmma.cuh"
 
 namespace openrnn {
 namespace cuda {
@@ -166,13 +167,20 @@ class FwdRun {
     p.relu = cfg.cell == OPENRNN_CELL_RNN_RELU;
     p.hp = d.proj ? region<S>(ws, s.f_hp[lane]) : nullptr;
 
-    // Step kernels that replace cuBLAS GEMM + pointwise: the tensor-core one for 16-bit types (standard_mma.cuh;
-    // its cp.async needs W_hh and the state slots 16-byte aligned: the caller's weight, workspace and reserve
-    // pointers need not be), else the CUDA-core fused one at small B (standard_fused.cuh).
+    // Step kernels that replace cuBLAS GEMM + pointwise: for 16-bit types the Hopper one (standard_wgmma.cuh, where
+    // its rule takes it and the driver encodes its tensor maps) or the mma.sync one (standard_mma.cuh); both need
+    // W_hh and the state slots 16-byte aligned (the caller's weight, workspace and reserve pointers need not be).
+    // Else the CUDA-core fused one at small B (standard_fused.cuh).
     const bool fused = use_fused_fwd(d, cfg.data_type);
-    mma_ = use_mma_step(d, cfg.data_type) && reinterpret_cast<uintptr_t>(Whh_) % 16 == 0 &&
-           reinterpret_cast<uintptr_t>(hs_) % 16 == 0;
-    fused_ = fused && !mma_;
+    const bool aligned = reinterpret_cast<uintptr_t>(Whh_) % 16 == 0 && reinterpret_cast<uintptr_t>(hs_) % 16 == 0;
+    const bool mma_rule = use_mma_step(d, cfg.data_type);
+    reduced_ = d.split == 2 && !d.gru_rb && !d.proj && cfg.math_mode == OPENRNN_MATH_ALLOW_REDUCED_STATE;
+    if constexpr (sizeof(T) == 2) {
+      wgmma_ = aligned && use_wgmma_step(d, cfg.data_type, c.ctx.props.major, c.ctx.props.minor, mma_rule) &&
+               wgmma_prepare(d, Whh_, hs_, c.s.slots, reduced_ ? 1 : 2, maps_);
+    }
+    mma_ = !wgmma_ && mma_rule && aligned;
+    fused_ = fused && !mma_ && !wgmma_;
     // Recurrent GEMM operands for split states (standard_kernels.cuh): LSTM without projection, GRU
     // linear-before-reset and RNN multiply the [2B, Hout] view of the slot by W_hh (M doubled, gh_lo); GRU
     // reset-before and projection multiply [hi | lo] by [W | W] (K doubled).
@@ -181,7 +189,6 @@ class FwdRun {
     // OPENRNN_MATH_ALLOW_REDUCED_STATE (16-bit types): the product takes hi = round(h) only, M = B, as cuDNN's
     // does. LSTM and RNN accumulate it into step t's rows of gx in place (beta = 1: no [B, GH] buffer written
     // and read back); GRU keeps W_hn h apart from W_in x (r multiplies it), so it writes gh.
-    reduced_ = m2_ && cfg.math_mode == OPENRNN_MATH_ALLOW_REDUCED_STATE;
     in_place_ = reduced_ && !d.gru_lbr;  // also needs gx's row stride within int: checked in steps()
     Wrec_ = Whh_;
     Wproj_ = Whr_;
@@ -268,6 +275,10 @@ class FwdRun {
         continue;
       }
       if constexpr (sizeof(T) == 2) {
+        if (wgmma_) {
+          wgmma_forward_step(d, p, maps_, slot_in(t, dir_, slots), reduced_ ? 1 : 2, c_.ctx.device, st_);
+          continue;
+        }
         if (mma_) {
           mma_forward_step(d, p, Whh_, reduced_ ? 1 : 2, c_.ctx.device, st_);
           continue;
@@ -352,7 +363,8 @@ class FwdRun {
   long long acts_t_ = 0, htil_t_ = 0, hn_t_ = 0, rh_t_ = 0;  // per-step strides (0: one reused slot)
   long long hB_ = 0, cB_ = 0, hsB_ = 0;  // one user state [B, Hout], one cell state [B, H], one state slot
   size_t sidx_ = 0;                      // this layer and direction's index in hx / cx / hy / cy
-  bool mma_ = false, fused_ = false, m2_ = false, ks_ = false, reduced_ = false, in_place_ = false;
+  bool mma_ = false, wgmma_ = false, fused_ = false, m2_ = false, ks_ = false, reduced_ = false, in_place_ = false;
+  wg::Maps maps_{};  // the Hopper step kernel's tensor maps and block shape (wgmma_)
   FwdStep<T, S> p_{};
 };
 

@@ -1,0 +1,511 @@
+// STANDARD algorithm, 16-bit Hopper step kernel (sm_90a): one launch per step computes the step's recurrent product
+// with warpgroup MMAs (wgmma.mma_async, float16 / bfloat16 operands from shared memory, float32 accumulation in
+// registers), its operands brought in by the tensor memory accelerator (cp.async.bulk.tensor, 128-byte swizzle), and
+// runs the cell on the product in the same kernel (LSTM without projection, GRU linear-before-reset, RNN).
+//
+// Why. At large B * H the 16-bit STANDARD step was cuBLAS's GEMM plus the pointwise kernel: the float32 product [2B,
+// G*H] (hi and lo rows of the split state) is written by the GEMM and read back by the pointwise kernel with the
+// float32 input projection (docs/performance.md, "where STANDARD's large 16-bit steps go": at B = 256 H = 1024 the
+// pointwise kernel was 8.5 of 22 µs per step). The mma.sync step kernel (standard_mma.cuh) removes that round trip but
+// loses to cuBLAS there: its cp.async loads and mma.sync reach ~2 TB/s of operand traffic and about half of the tensor
+// pipe. This kernel is the same tiling with Hopper's loads and MMAs. Measured (H100, session 26): the MMAs are ~1.5 µs
+// of a ~25 µs step at B = 256 H = 1024; the operand traffic through L2 (each block streams its own state and W rows: 64
+// MB per step there, ~3.5 TB/s) and the cell bound it, so its rule (use_wgmma_step) takes it only where that traffic is
+// small. Thread-block clusters sharing the operands by TMA multicast were measured and not kept (docs/performance.md).
+//
+// Operands (as standard_mma.cuh). A = the state slot read as M rows of K = H columns: split states are [B, 2H] slots
+// read as [2B, H] (row 2b = hi_b, 2b+1 = lo_b: terms = 2), the reduced-state math reads hi only ([B] rows of stride 2H:
+// terms = 1). The tensor map covers every slot of the state buffer ([slots][M][K]); the step's slot is its third
+// coordinate, so rows past M are zero-filled by the TMA unit. W = W_hh [G*H, H] row-major (k-contiguous rows: the
+// K-major B operand as stored).
+//
+// Tiling. A CTA owns MB rows of A (MB / terms sequences) and UB units: the NB = G*UB columns {g*H + u0 + j} (every gate
+// of its units, so the cell is local). CW = MB / 64 consumer warpgroups, warpgroup w computing rows [64w, 64w + 64) x
+// all NB columns (one m64nNBk16 per k16); one producer warp (the last) whose lane 0 issues the loads. K is walked in k
+// blocks of 64 (one 128-byte swizzle row) through an STAGES-deep ring: stage s holds A [MB][64] and W [NB][64] (gate
+// g's UB rows at row g*UB), filled by one TMA box for A and G boxes for W, completing on full[s]; the consumer warps
+// free it on empty[s] once their MMAs that read it have retired (wgmma.wait_group 1: the MMAs of the next block stay in
+// flight). After the loop the accumulators go to shared memory as float32 [MB][NB + 4] (over the drained ring) and
+// every thread runs the cell (lstm_unit / gru_unit / rnn_unit, the code of the pointwise kernels) on (sequence, unit)
+// pairs with gh(j) = row hi + row lo of that column: the same float operations as the other step paths; only the
+// product's own summation order differs. Padding: rows past M, units past H (their W rows are the next gate's or
+// zero-filled: their columns are never read) and k past K are zero-filled by the TMA unit. Requirements: H % 8 == 0
+// (the tensor map's row pitch is a multiple of 16 bytes), W_hh and the state buffer 16-byte aligned (checked by
+// FwdRun), sm_90a. Deterministic: fixed summation order, no atomics.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "persistent_common.cuh"  // smem_u32, mbarrier primitives
+#include "standard_fused.cuh"     // allow_smem
+#include "standard_kernels.cuh"
+#include "standard_plan.h"
+
+namespace openrnn {
+namespace cuda {
+
+// OPENRNN_STD_WGMMA (developer switch, read once): "0" never use the Hopper step kernel, "1" use it wherever it applies
+// (before the mma.sync one), unset/other: the rule of use_wgmma_step().
+inline int wgmma_override() {
+  static const int v = env_switch01("OPENRNN_STD_WGMMA");
+  return v;
+}
+
+namespace wg {
+
+using persist::smem_u32;
+
+constexpr int kBK = 64;  // k per stage: one 128-byte swizzle row of 16-bit elements
+
+// ---- warpgroup MMA ------------------------------------------------------------------------------------------------
+// Shared-memory matrix descriptor of a K-major tile with the 128-byte swizzle: rows of 128 bytes, 8-row atoms of 1024
+// bytes (stride byte offset), the leading byte offset unused by this mode (1). The tile's base must be 1024-byte
+// aligned; the k16 slices of a 64-wide block start 32 bytes apart.
+__device__ __forceinline__ uint64_t smem_desc(const void* p) {
+  const uint64_t a = smem_u32(p);
+  return ((a & 0x3FFFFull) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
+}
+__device__ __forceinline__ void mma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void mma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void mma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Pins the accumulators across the wait: the compiler may not move their reads above it.
+template <int R>
+__device__ __forceinline__ void fence_regs(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// d[NB/2] += A (64 x 16, descriptor da) * B (NB x 16, descriptor db)^T. Register i of thread (warp q, lane l) of the
+// warpgroup: row 16q + l/4 + 8*((i/2)%2), column 8*(i/4) + 2*(l%4) + i%2.
+template <typename T, int R>
+__device__ __forceinline__ void mma_async(float (&d)[R], uint64_t da, uint64_t db);
+
+// m64n48k16: 24 accumulator registers.
+#define OPENRNN_WGMMA_N48(TY)                                                                                       \
+  asm volatile(                                                                                                     \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"                                                                  \
+      "wgmma.mma_async.sync.aligned.m64n48k16.f32." TY "." TY                                                       \
+      " {"                                                                                                          \
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "                                                          \
+      "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23"                                                  \
+      "}, %24, %25, p, 1, 1, 0, 0;\n}\n"                                                                            \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),      \
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])                   \
+      : "l"(da), "l"(db), "r"(1)                                                                                    \
+      : "memory")
+template <typename T>
+__device__ __forceinline__ void mma_async(float (&d)[24], uint64_t da, uint64_t db) {
+  if constexpr (std::is_same<T, __half>::value)
+    OPENRNN_WGMMA_N48("f16");
+  else
+    OPENRNN_WGMMA_N48("bf16");
+}
+#undef OPENRNN_WGMMA_N48
+
+// m64n64k16: 32 accumulator registers.
+#define OPENRNN_WGMMA_N64(TY)                                                                                       \
+  asm volatile(                                                                                                     \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                                  \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY                                                       \
+      " {"                                                                                                          \
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "                                                          \
+      "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "                                                \
+      "%24, %25, %26, %27, %28, %29, %30, %31"                                                                      \
+      "}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                                                            \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),      \
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),     \
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])                   \
+      : "l"(da), "l"(db), "r"(1)                                                                                    \
+      : "memory")
+template <typename T>
+__device__ __forceinline__ void mma_async(float (&d)[32], uint64_t da, uint64_t db) {
+  if constexpr (std::is_same<T, __half>::value)
+    OPENRNN_WGMMA_N64("f16");
+  else
+    OPENRNN_WGMMA_N64("bf16");
+}
+#undef OPENRNN_WGMMA_N64
+
+// m64n96k16: 48 accumulator registers.
+#define OPENRNN_WGMMA_N96(TY)                                                                                       \
+  asm volatile(                                                                                                     \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"                                                                  \
+      "wgmma.mma_async.sync.aligned.m64n96k16.f32." TY "." TY                                                       \
+      " {"                                                                                                          \
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "                                                          \
+      "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "                                                \
+      "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "                                                \
+      "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"                                                  \
+      "}, %48, %49, p, 1, 1, 0, 0;\n}\n"                                                                            \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),      \
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),     \
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),     \
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),     \
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])                   \
+      : "l"(da), "l"(db), "r"(1)                                                                                    \
+      : "memory")
+template <typename T>
+__device__ __forceinline__ void mma_async(float (&d)[48], uint64_t da, uint64_t db) {
+  if constexpr (std::is_same<T, __half>::value)
+    OPENRNN_WGMMA_N96("f16");
+  else
+    OPENRNN_WGMMA_N96("bf16");
+}
+#undef OPENRNN_WGMMA_N96
+
+// m64n128k16: 64 accumulator registers.
+#define OPENRNN_WGMMA_N128(TY)                                                                                      \
+  asm volatile(                                                                                                     \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                                  \
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY                                                      \
+      " {"                                                                                                          \
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "                                                          \
+      "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "                                                \
+      "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "                                                \
+      "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                                                \
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "                                                \
+      "%60, %61, %62, %63"                                                                                          \
+      "}, %64, %65, p, 1, 1, 0, 0;\n}\n"                                                                            \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),      \
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),     \
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),     \
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),     \
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),     \
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),     \
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])                   \
+      : "l"(da), "l"(db), "r"(1)                                                                                    \
+      : "memory")
+template <typename T>
+__device__ __forceinline__ void mma_async(float (&d)[64], uint64_t da, uint64_t db) {
+  if constexpr (std::is_same<T, __half>::value)
+    OPENRNN_WGMMA_N128("f16");
+  else
+    OPENRNN_WGMMA_N128("bf16");
+}
+#undef OPENRNN_WGMMA_N128
+
+// ---- TMA and mbarriers --------------------------------------------------------------------------------------------
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+          "r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar))
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
+      : "memory");
+}
+// Waits for the phase of parity `parity` of this CTA's mbarrier to complete (acquire at CTA scope, the default: the TMA
+// unit's writes into this CTA are visible after it, as CUTLASS's pipelines rely on).
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
+  const uint32_t a = smem_u32(bar);
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(a), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+
+template <int CELL>  // 0 LSTM, 1 GRU linear-before-reset, 2 RNN
+struct Gates {
+  static constexpr int value = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
+};
+
+// Block shape: MB rows of A (64 or 128), UB units.
+template <int CELL, int MB, int UB>
+struct Tile {
+  static constexpr int G = Gates<CELL>::value;
+  static constexpr int NB = G * UB;
+  static_assert(MB == 64 || MB == 128, "one or two consumer warpgroups");
+  static_assert(UB % 8 == 0 && NB % 16 == 0 && NB <= 128, "wgmma N: whole 8-row swizzle atoms, <= 128");
+  static constexpr int CW = MB / 64;              // consumer warpgroups
+  static constexpr int NTHREADS = CW * 128 + 32;  // + the producer warp
+  static constexpr int R = NB / 2;                // accumulators per consumer thread
+  static constexpr int A_BYTES = MB * kBK * 2, B_BYTES = NB * kBK * 2, STAGE = A_BYTES + B_BYTES;
+  static constexpr int STAGES = (200 * 1024) / STAGE < 6 ? (200 * 1024) / STAGE : 6;
+  static constexpr int CLD = NB + 4;  // epilogue row stride (floats)
+  static_assert(STAGES >= 3, "a ring of at least three stages");
+  static_assert(size_t(MB) * CLD * 4 <= size_t(STAGES) * STAGE, "the epilogue tile fits over the ring");
+  // ring (1024-aligned) | full[STAGES] | empty[STAGES]; + 1024 for aligning the dynamic base.
+  static constexpr size_t smem_bytes = size_t(STAGES) * STAGE + 2 * STAGES * 8 + 1024;
+};
+
+// One step. mA: the state buffer as [slots][M][K] (terms rows per sequence) in boxes of MB rows, mW: W_hh as [G*H][K]
+// in boxes of UB rows; slot: the step's input slot. p: as for the pointwise kernels (gh unused).
+template <typename T, int CELL, int MB, int UB>
+__global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
+    wgmma_fwd_kernel(const FwdStep<T, float> p, const __grid_constant__ CUtensorMap mA,
+                     const __grid_constant__ CUtensorMap mW, int slot, int terms) {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __trap();  // built without sm_90a (CMAKE_CUDA_ARCHITECTURES other than the default 90a): wgmma does not exist
+#else
+  using Cfg = Tile<CELL, MB, UB>;
+  constexpr int G = Cfg::G, R = Cfg::R, STAGES = Cfg::STAGES, CW = Cfg::CW;
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* base =
+      reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  uint64_t* full = reinterpret_cast<uint64_t*>(base + size_t(STAGES) * Cfg::STAGE);
+  uint64_t* empty = full + STAGES;
+  float* Cs = reinterpret_cast<float*>(base);  // epilogue [MB][CLD], after the ring drained
+
+  const int H = p.H, K = p.Hout;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int u0 = blockIdx.x * UB, m0 = blockIdx.y * MB;
+  const int KB = (K + kBK - 1) / kBK;
+
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      persist::mbar_init(&full[s], 1);
+      persist::mbar_init(&empty[s], CW * 4);  // one arrival per consumer warp
+    }
+    persist::fence_mbar_init_cluster();  // the initialisation visible to the TMA unit (async proxy)
+  }
+  __syncthreads();
+
+  // The cell's input projections (gx, float32, written by the layer's input GEMM long before: in DRAM at large T * B)
+  // are prefetched into L2 now, so that the cell, whose loop waits on each element's loads in turn, finds them there.
+  // One 128-byte line per thread and round: (sequence, gate, line) of the tile's G rows of UB units per sequence.
+  {
+    constexpr int LPR = (UB * 4 + 127) / 128;  // lines per gate row of the tile
+    const int nseq = MB / terms, b0 = m0 / terms, GH = G * H;
+    for (int i = tid; i < nseq * G * LPR; i += Cfg::NTHREADS) {
+      const int bl = i / (G * LPR), g = (i / LPR) % G, l = i % LPR, b = b0 + bl;
+      if (b < p.B && u0 + l * 32 < H && p.active(b)) {
+        const float* a = p.gx + p.gx_rows.row(p.t, b) * GH + g * H + u0 + l * 32;
+        asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a));
+      }
+    }
+  }
+
+  float acc[R];
+#pragma unroll
+  for (int i = 0; i < R; ++i) acc[i] = 0.f;
+
+  if (warp == CW * 4) {
+    // Producer: lane 0 fills the ring.
+    if (lane == 0) {
+      for (int kb = 0; kb < KB; ++kb) {
+        const int s = kb % STAGES;
+        if (kb >= STAGES) mbar_wait(&empty[s], unsigned((kb / STAGES - 1) & 1));
+        unsigned char* st = base + size_t(s) * Cfg::STAGE;
+        persist::mbar_arrive_expect_tx_cta(&full[s], Cfg::STAGE);
+        tma_load_3d(st, &mA, kb * kBK, m0, slot, &full[s]);
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          tma_load_2d(st + Cfg::A_BYTES + g * UB * kBK * 2, &mW, kb * kBK, g * H + u0, &full[s]);
+      }
+    }
+    __syncwarp();
+  } else {
+    // Consumer warpgroup w: rows [64w, 64w + 64) of the tile.
+    const int w = warp / 4;
+    for (int kb = 0; kb < KB; ++kb) {
+      const int s = kb % STAGES;
+      mbar_wait(&full[s], unsigned((kb / STAGES) & 1));
+      const unsigned char* st = base + size_t(s) * Cfg::STAGE;
+      const unsigned char* as = st + w * 64 * kBK * 2;
+      const unsigned char* bs = st + Cfg::A_BYTES;
+      mma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kBK / 16; ++kk) mma_async<T>(acc, smem_desc(as + kk * 32), smem_desc(bs + kk * 32));
+      mma_commit();
+      mma_wait<1>();  // the MMAs of block kb - 1 have retired: free its stage
+      fence_regs(acc);
+      if (kb > 0 && lane == 0) mbar_arrive(&empty[(kb - 1) % STAGES]);
+    }
+    mma_wait<0>();
+    fence_regs(acc);
+  }
+  __syncthreads();  // every MMA has retired and every load into this CTA landed:
+                    // Cs may overwrite the ring
+
+  if (warp < CW * 4) {
+    const int w = warp / 4, q = warp % 4;
+    const int r0 = 64 * w + 16 * q + (lane >> 2), c0 = 2 * (lane & 3);
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      const int row = r0 + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + c0 + (i & 1);
+      Cs[row * Cfg::CLD + col] = acc[i];
+    }
+  }
+  __syncthreads();
+
+  // Cell: thread -> (sequence bl, unit ul), units fastest (coalesced gx / state / y accesses).
+  const int nseq = MB / terms, b0 = m0 / terms;
+  for (int e = tid; e < nseq * UB; e += Cfg::NTHREADS) {
+    const int bl = e / UB, ul = e % UB, b = b0 + bl, u = u0 + ul;
+    if (b >= p.B || u >= H) continue;
+    const float* c = Cs + (bl * terms) * Cfg::CLD + ul;
+    const int lo = terms == 2 ? Cfg::CLD : -1;
+    auto gh = [c, lo, H](int j) {
+      const float* cj = c + (j / H) * UB;  // j = g*H + u: gate g's column of this unit
+      return lo > 0 ? cj[0] + cj[lo] : cj[0];
+    };
+    if constexpr (CELL == 0)
+      lstm_unit(p, b, u, gh);
+    else if constexpr (CELL == 1)
+      gru_unit(p, b, u, gh);
+    else
+      rnn_unit(p, b, u, gh);
+  }
+#endif
+}
+
+// ---- host side ----------------------------------------------------------------------------------------------------
+// cuTensorMapEncodeTiled from the driver, through the runtime (no link against libcuda). Null where unavailable.
+inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    cudaGetLastError();  // a failed lookup leaves no sticky error
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+// A row-major 16-bit tensor [d2][d1][d0] (rank 3) or [d1][d0] (rank 2), d0 contiguous, row pitch p1 and plane pitch p2
+// in elements, read in boxes of [1][b1][64] with the 128-byte swizzle, zero fill out of bounds. false where the driver
+// refuses it.
+template <typename T>
+bool encode_map(CUtensorMap* m, int rank, const T* base, unsigned long long d0, unsigned long long d1,
+                unsigned long long d2, unsigned long long p1, unsigned long long p2, unsigned b1) {
+  const auto fn = encode_fn();
+  if (!fn) return false;
+  const CUtensorMapDataType dt =
+      std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const cuuint64_t dims[3] = {d0, d1, d2};
+  const cuuint64_t strides[2] = {p1 * sizeof(T), p2 * sizeof(T)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(kBK), b1, 1};
+  const cuuint32_t estr[3] = {1, 1, 1};
+  return fn(m, dt, static_cast<cuuint32_t>(rank), const_cast<T*>(base), dims, strides, box, estr,
+            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// The tensor maps of one layer and direction (the state buffer and W_hh) for the block shape chosen for (B, H).
+struct Maps {
+  CUtensorMap a, w;
+  int MB = 0, UB = 0;  // block shape (the maps' boxes: MB rows of the state, UB rows of W_hh)
+};
+
+template <typename T, int CELL, int MB, int UB>
+void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, int device, cudaStream_t st) {
+  using Cfg = Tile<CELL, MB, UB>;
+  const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
+  const auto kernel = &wgmma_fwd_kernel<T, CELL, MB, UB>;
+  {
+    static std::mutex mu;
+    static std::vector<int> done;
+    allow_smem(reinterpret_cast<const void*>(kernel), device, Cfg::smem_bytes, mu, done);
+  }
+  kernel<<<grid, Cfg::NTHREADS, Cfg::smem_bytes, st>>>(p, m.a, m.w, slot, terms);
+  OPENRNN_LAUNCH_CHECK("wgmma_fwd_kernel");
+}
+
+// Units per block of the large (128-row) and the small (64-row) shape: N = G * UB = 128 / 96 (GRU) and 64 / 48.
+inline int big_units(int G) { return G == 1 ? 128 : 32; }
+inline int small_units(int G) { return G == 1 ? 64 : 16; }
+
+template <typename T, int CELL>
+void launch_cell(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, int device, cudaStream_t st) {
+  constexpr int G = Gates<CELL>::value;
+  if (m.MB == 128)
+    launch<T, CELL, 128, (G == 1 ? 128 : 32)>(p, m, slot, terms, device, st);
+  else
+    launch<T, CELL, 64, (G == 1 ? 64 : 16)>(p, m, slot, terms, device, st);
+}
+
+}  // namespace wg
+
+// Where the Hopper step applies: as the mma.sync step (float16 / bfloat16, LSTM without projection, GRU
+// linear-before-reset, RNN, H % 8 == 0), on a device of compute capability 9.0 (the kernel is built for sm_90a).
+inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor) {
+  return (dt == OPENRNN_DATA_HALF || dt == OPENRNN_DATA_BFLOAT16) && !d.proj && !d.gru_rb && d.H % 8 == 0 &&
+         cc_major == 9 && cc_minor == 0;
+}
+// The rule (OPENRNN_STD_WGMMA=0/1 overrides it within wgmma_step_applies), measured on the H100 (docs/performance.md,
+// "the Hopper step kernel"): H in [384, 512] with B * H > 65536, where the mma.sync step's rule ends and cuBLAS +
+// pointwise ran before (B = 256 H = 512, float16, µs/step: LSTM 13.5-14.6 against 14.4-17.8, GRU 11.0-11.5 against
+// 12.5-20.2). It loses at H >= 1024 with B >= 64: every block streams its 128 x 1024 state rows and W rows through L2
+// each step (64 MB at B = 256 H = 1024), ~3.5 TB/s there, where cuBLAS's tiles and clusters move ~45 MB.
+inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor, bool mma_rule) {
+  if (!wgmma_step_applies(d, dt, cc_major, cc_minor)) return false;
+  const int o = wgmma_override();
+  if (o >= 0) return o == 1;
+  return !mma_rule && d.H >= 384 && d.H <= 512 && static_cast<long long>(d.B) * d.H > 65536;
+}
+
+// OPENRNN_STD_TRACE=1 (developer switch): the Hopper step's block shape on stderr, once per distinct one.
+inline void wgmma_trace(const StdDims& d, int G, const wg::Maps& m) {
+  static const bool on = env_switch01("OPENRNN_STD_TRACE") == 1;
+  if (!on) return;
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  char b[160];
+  snprintf(b, sizeof b, "openrnn STANDARD wgmma step: B=%d H=%d G=%d block %dx%d", d.B, d.H, G, m.MB, G * m.UB);
+  std::lock_guard<std::mutex> lock(mu);
+  if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
+}
+
+// The tensor maps and block shape of one layer and direction. hs: the state buffer (slots of B * 2H elements, each read
+// as [B * terms] rows of stride 2H / terms); W = W_hh [G*H, H]. false where the driver cannot encode them (the caller
+// falls back to the other step paths).
+template <typename T>
+bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int terms, wg::Maps& m) {
+  const int G = d.lstm ? 4 : (d.gru_lbr ? 3 : 1);
+  const long long M = static_cast<long long>(d.B) * terms;
+  const long long H = d.H;
+  const int ub_big = wg::big_units(G);
+  const bool big = ((M + 127) / 128) * ((H + ub_big - 1) / ub_big) >= 100;
+  m.MB = big ? 128 : 64;
+  m.UB = big ? ub_big : wg::small_units(G);
+  wgmma_trace(d, G, m);
+  const unsigned long long pitch = static_cast<unsigned long long>(2 * H / terms);  // row pitch: H (split) or 2H
+  return wg::encode_map(&m.a, 3, hs, H, M, slots, pitch, static_cast<unsigned long long>(M) * pitch,
+                        static_cast<unsigned>(m.MB)) &&
+         wg::encode_map(&m.w, 2, W, H, G * H, 1, H, 0, static_cast<unsigned>(m.UB));
+}
+
+// One step on the Hopper kernel (T = __half or __nv_bfloat16); slot: the step's input slot of the state buffer.
+template <typename T>
+void wgmma_forward_step(const StdDims& d, const FwdStep<T, float>& p, const wg::Maps& m, int slot, int terms,
+                        int device, cudaStream_t st) {
+  if (d.lstm)
+    wg::launch_cell<T, 0>(p, m, slot, terms, device, st);
+  else if (d.gru_lbr)
+    wg::launch_cell<T, 1>(p, m, slot, terms, device, st);
+  else
+    wg::launch_cell<T, 2>(p, m, slot, terms, device, st);
+}
+
+}  // namespace cuda
+}  // namespace openrnn
