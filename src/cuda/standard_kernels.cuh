@@ -87,14 +87,17 @@ struct FwdStep {
 };
 
 // The pointwise part of one unit (b, u) of a step; gh(j) returns the recurrent part of gate row j (j = k*H + u)
-// without bias. Shared by the GEMM + pointwise path and the fused kernel (standard_fused.cuh).
-template <typename T, typename S, typename GhFn>
-__device__ __forceinline__ void lstm_unit(const FwdStep<T, S>& p, int b, int u, GhFn gh) {
+// without bias. Shared by the GEMM + pointwise path and the fused kernel (standard_fused.cuh). The *_in forms take the
+// step's other inputs through functors too: gx(k) = the input projection of gate k of this unit, and the previous c
+// (LSTM) or h (GRU), so that a caller may have loaded them earlier (standard_wgmma.cuh: into registers before its
+// main loop); the plain forms read them from p.
+template <typename T, typename S, typename GhFn, typename GxFn, typename CFn>
+__device__ __forceinline__ void lstm_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx, CFn cprev) {
   const int H = p.H, GH = 4 * H;
   const long long idx = (long long)b * H + u;
   const bool proj = p.htil != nullptr;
   if (!p.active(b)) {
-    p.cout[idx] = p.cin[idx];
+    p.cout[idx] = cprev();
     if (proj) {
       st_split(p.htil + p.urow(b) + u, H, S(0));
     } else {
@@ -105,16 +108,15 @@ __device__ __forceinline__ void lstm_unit(const FwdStep<T, S>& p, int b, int u, 
       for (int k = 0; k < 4; ++k) p.acts[(long long)b * GH + k * H + u] = S(0);
     return;
   }
-  const S* gx = p.gx + p.gx_rows.row(p.t, b) * GH;
   S pre[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     const int j = k * H + u;
-    pre[k] = gx[j] + gh(j) + p.bias(p.bih, j) + p.bias(p.bhh, j);
+    pre[k] = gx(k) + gh(j) + p.bias(p.bih, j) + p.bias(p.bhh, j);
   }
   cell::LstmAct<S> a;
   S c, h;
-  cell::lstm_forward(pre[0], pre[1], pre[2], pre[3], p.cin[idx], p.clip, a, c, h);
+  cell::lstm_forward(pre[0], pre[1], pre[2], pre[3], cprev(), p.clip, a, c, h);
   p.cout[idx] = c;
   if (p.acts) {
     S* ap = p.acts + (long long)b * GH + u;
@@ -129,6 +131,14 @@ __device__ __forceinline__ void lstm_unit(const FwdStep<T, S>& p, int b, int u, 
     p.put_h(b, u, h);
     p.put_y(b, u, h);
   }
+}
+
+template <typename T, typename S, typename GhFn>
+__device__ __forceinline__ void lstm_unit(const FwdStep<T, S>& p, int b, int u, GhFn gh) {
+  const long long idx = (long long)b * p.H + u;
+  lstm_unit_in(
+      p, b, u, gh, [&p, b, u](int k) { return p.gx[p.gx_rows.row(p.t, b) * 4 * p.H + k * p.H + u]; },
+      [&p, idx] { return p.cin[idx]; });
 }
 
 template <typename T, typename S>
@@ -166,8 +176,8 @@ __global__ void proj_post_kernel(const FwdStep<T, S> p) {
   }
 }
 
-template <typename T, typename S, typename GhFn>
-__device__ __forceinline__ void gru_unit(const FwdStep<T, S>& p, int b, int u, GhFn gh) {
+template <typename T, typename S, typename GhFn, typename GxFn, typename HFn>
+__device__ __forceinline__ void gru_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx, HFn hprev) {
   const int H = p.H, GH = 3 * H;
   const long long idx = (long long)b * H + u;
   if (!p.active(b)) {
@@ -178,13 +188,11 @@ __device__ __forceinline__ void gru_unit(const FwdStep<T, S>& p, int b, int u, G
     if (p.hn) p.hn[idx] = S(0);
     return;
   }
-  const S* gx = p.gx + p.gx_rows.row(p.t, b) * GH;
-  const S xr = gx[u] + p.bias(p.bih, u), xz = gx[H + u] + p.bias(p.bih, H + u),
-          xn = gx[2 * H + u] + p.bias(p.bih, 2 * H + u);
+  const S xr = gx(0) + p.bias(p.bih, u), xz = gx(1) + p.bias(p.bih, H + u), xn = gx(2) + p.bias(p.bih, 2 * H + u);
   const S hr = gh(u) + p.bias(p.bhh, u), hz = gh(H + u) + p.bias(p.bhh, H + u),
           hn = gh(2 * H + u) + p.bias(p.bhh, 2 * H + u);
   S r, z, n, h;
-  cell::gru_forward(xr, xz, xn, hr, hz, hn, p.h_prev(b, u), r, z, n, h);
+  cell::gru_forward(xr, xz, xn, hr, hz, hn, hprev(), r, z, n, h);
   if (p.acts) {
     S* ap = p.acts + (long long)b * GH + u;
     ap[0] = r;
@@ -194,6 +202,13 @@ __device__ __forceinline__ void gru_unit(const FwdStep<T, S>& p, int b, int u, G
   if (p.hn) p.hn[idx] = hn;
   p.put_h(b, u, h);
   p.put_y(b, u, h);
+}
+
+template <typename T, typename S, typename GhFn>
+__device__ __forceinline__ void gru_unit(const FwdStep<T, S>& p, int b, int u, GhFn gh) {
+  gru_unit_in(
+      p, b, u, gh, [&p, b, u](int k) { return p.gx[p.gx_rows.row(p.t, b) * 3 * p.H + k * p.H + u]; },
+      [&p, b, u] { return p.h_prev(b, u); });
 }
 
 template <typename T, typename S>
@@ -260,8 +275,8 @@ __global__ void gru_rb2_kernel(const FwdStep<T, S> p) {
   p.put_y(b, u, h);
 }
 
-template <typename T, typename S, typename GhFn>
-__device__ __forceinline__ void rnn_unit(const FwdStep<T, S>& p, int b, int u, GhFn gh) {
+template <typename T, typename S, typename GhFn, typename GxFn>
+__device__ __forceinline__ void rnn_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx) {
   const long long idx = (long long)b * p.H + u;
   if (!p.active(b)) {
     p.carry_h(b, u);
@@ -269,11 +284,16 @@ __device__ __forceinline__ void rnn_unit(const FwdStep<T, S>& p, int b, int u, G
     if (p.acts) p.acts[idx] = S(0);
     return;
   }
-  const S pre = p.gx[p.gx_rows.row(p.t, b) * p.H + u] + gh(u) + p.bias(p.bih, u) + p.bias(p.bhh, u);
+  const S pre = gx(0) + gh(u) + p.bias(p.bih, u) + p.bias(p.bhh, u);
   const S h = cell::rnn_forward(pre, p.relu);
   if (p.acts) p.acts[idx] = h;
   p.put_h(b, u, h);
   p.put_y(b, u, h);
+}
+
+template <typename T, typename S, typename GhFn>
+__device__ __forceinline__ void rnn_unit(const FwdStep<T, S>& p, int b, int u, GhFn gh) {
+  rnn_unit_in(p, b, u, gh, [&p, b, u](int) { return p.gx[p.gx_rows.row(p.t, b) * p.H + u]; });
 }
 
 template <typename T, typename S>

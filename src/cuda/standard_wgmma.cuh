@@ -9,9 +9,10 @@
 // pointwise kernel was 8.5 of 22 µs per step). The mma.sync step kernel (standard_mma.cuh) removes that round trip but
 // loses to cuBLAS there: its cp.async loads and mma.sync reach ~2 TB/s of operand traffic and about half of the tensor
 // pipe. This kernel is the same tiling with Hopper's loads and MMAs. Measured (H100, session 26): the MMAs are ~1.5 µs
-// of a ~25 µs step at B = 256 H = 1024; the operand traffic through L2 (each block streams its own state and W rows: 64
-// MB per step there, ~3.5 TB/s) and the cell bound it, so its rule (use_wgmma_step) takes it only where that traffic is
-// small. Thread-block clusters sharing the operands by TMA multicast were measured and not kept (docs/performance.md).
+// of a ~19 µs kernel at B = 256 H = 1024 LSTM; the main loop (each block streams its own 128 state rows and 128 W rows
+// through L2: 64 MB per step there, ~8 TB/s) took 15.5K cycles and the cell 19K, until the cell's inputs were loaded
+// into registers before the main loop (below). Thread-block clusters sharing the operands by TMA multicast, and the
+// cell's inputs staged by bulk copies, were measured and not kept (docs/performance.md).
 //
 // Operands (as standard_mma.cuh). A = the state slot read as M rows of K = H columns: split states are [B, 2H] slots
 // read as [2B, H] (row 2b = hi_b, 2b+1 = lo_b: terms = 2), the reduced-state math reads hi only ([B] rows of stride 2H:
@@ -25,12 +26,12 @@
 // blocks of 64 (one 128-byte swizzle row) through an STAGES-deep ring: stage s holds A [MB][64] and W [NB][64] (gate
 // g's UB rows at row g*UB), filled by one TMA box for A and G boxes for W, completing on full[s]; the consumer warps
 // free it on empty[s] once their MMAs that read it have retired (wgmma.wait_group 1: the MMAs of the next block stay in
-// flight). After the loop the accumulators go to shared memory as float32 [MB][NB + 4] (over the drained ring) and
-// every thread runs the cell (lstm_unit / gru_unit / rnn_unit, the code of the pointwise kernels) on (sequence, unit)
-// pairs with gh(j) = row hi + row lo of that column: the same float operations as the other step paths; only the
-// product's own summation order differs. Padding: rows past M, units past H (their W rows are the next gate's or
-// zero-filled: their columns are never read) and k past K are zero-filled by the TMA unit. Requirements: H % 8 == 0
-// (the tensor map's row pitch is a multiple of 16 bytes), W_hh and the state buffer 16-byte aligned (checked by
+// flight). After the loop the accumulators go to shared memory as float32 [MB][NB + 4] (over the drained ring) and the
+// consumer threads run the cell (lstm_unit_in / gru_unit_in / rnn_unit_in, the code of the pointwise kernels) on
+// (sequence, unit) pairs with gh(j) = row hi + row lo of that column: the same float operations as the other step
+// paths; only the product's own summation order differs. Padding: rows past M, units past H (their W rows are the next
+// gate's or zero-filled: their columns are never read) and k past K are zero-filled by the TMA unit. Requirements: H %
+// 8 == 0 (the tensor map's row pitch is a multiple of 16 bytes), W_hh and the state buffer 16-byte aligned (checked by
 // FwdRun), sm_90a. Deterministic: fixed summation order, no atomics.
 #pragma once
 
@@ -288,12 +289,36 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
   }
   __syncthreads();
 
-  // The cell's input projections (gx, float32, written by the layer's input GEMM long before: in DRAM at large T * B)
-  // are prefetched into L2 now, so that the cell, whose loop waits on each element's loads in turn, finds them there.
-  // One 128-byte line per thread and round: (sequence, gate, line) of the tile's G rows of UB units per sequence.
-  {
-    constexpr int LPR = (UB * 4 + 127) / 128;  // lines per gate row of the tile
-    const int nseq = MB / terms, b0 = m0 / terms, GH = G * H;
+  // The cell's other inputs. Split state (terms == 2): the consumer threads run the cell on E elements each, (sequence,
+  // unit) = tid + i * 128 CW, and load those elements' gx (float32, from DRAM at large T * B: the input GEMM wrote it
+  // long before) and previous c (LSTM) or h (GRU) into registers now, so that the loads complete under the main loop:
+  // the cell loop, which waited on each element's loads in turn, took 19K of the kernel's 36K cycles at B = 256 H = 1024
+  // (run 7) with gx prefetched into L2. Reduced state (terms == 1, twice the sequences): gx is prefetched into L2 and
+  // every thread runs the cell from global memory.
+  const bool staged = terms == 2;
+  const int nseq = MB / terms, b0 = m0 / terms;
+  constexpr int CT = CW * 128, E = (MB / 2) * UB / CT;  // consumer threads; elements per consumer thread
+  static_assert((MB / 2) * UB % CT == 0, "whole elements per consumer thread");
+  float xin[E][G], prev[E];
+  if (staged && warp < CW * 4) {
+#pragma unroll
+    for (int i = 0; i < E; ++i) {
+      const int e = tid + i * CT, bl = e / UB, u = u0 + e % UB, b = b0 + bl;
+      const bool valid = b < p.B && u < H;
+      const bool act = valid && p.active(b);
+      const float* gr = act ? p.gx + p.gx_rows.row(p.t, b) * (G * H) + u : nullptr;
+#pragma unroll
+      for (int g = 0; g < G; ++g) xin[i][g] = act ? gr[g * H] : 0.f;
+      if constexpr (CELL == 0)
+        prev[i] = valid ? p.cin[(long long)b * H + u] : 0.f;
+      else if constexpr (CELL == 1)
+        prev[i] = valid ? p.h_prev(b, u) : 0.f;
+      else
+        prev[i] = 0.f;
+    }
+  } else if (!staged) {
+    constexpr int LPR = (UB * 4 + 127) / 128;  // 128-byte lines per gate row of the tile
+    const int GH = G * H;
     for (int i = tid; i < nseq * G * LPR; i += Cfg::NTHREADS) {
       const int bl = i / (G * LPR), g = (i / LPR) % G, l = i % LPR, b = b0 + bl;
       if (b < p.B && u0 + l * 32 < H && p.active(b)) {
@@ -356,23 +381,41 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
   }
   __syncthreads();
 
-  // Cell: thread -> (sequence bl, unit ul), units fastest (coalesced gx / state / y accesses).
-  const int nseq = MB / terms, b0 = m0 / terms;
-  for (int e = tid; e < nseq * UB; e += Cfg::NTHREADS) {
-    const int bl = e / UB, ul = e % UB, b = b0 + bl, u = u0 + ul;
-    if (b >= p.B || u >= H) continue;
-    const float* c = Cs + (bl * terms) * Cfg::CLD + ul;
-    const int lo = terms == 2 ? Cfg::CLD : -1;
-    auto gh = [c, lo, H](int j) {
-      const float* cj = c + (j / H) * UB;  // j = g*H + u: gate g's column of this unit
-      return lo > 0 ? cj[0] + cj[lo] : cj[0];
-    };
-    if constexpr (CELL == 0)
-      lstm_unit(p, b, u, gh);
-    else if constexpr (CELL == 1)
-      gru_unit(p, b, u, gh);
-    else
-      rnn_unit(p, b, u, gh);
+  // Cell: (sequence bl, unit ul) pairs, units fastest (coalesced state / y accesses); gh(j) = row hi + row lo of the
+  // column of gate row j = g*H + u.
+  if (staged) {
+    if (warp < CW * 4) {
+#pragma unroll
+      for (int i = 0; i < E; ++i) {
+        const int e = tid + i * CT, bl = e / UB, ul = e % UB, b = b0 + bl, u = u0 + ul;
+        if (b >= p.B || u >= H) continue;
+        const float* c = Cs + (2 * bl) * Cfg::CLD + ul;
+        auto gh = [c, H](int j) {
+          const float* cj = c + (j / H) * UB;
+          return cj[0] + cj[Cfg::CLD];
+        };
+        auto gx = [&xin, i](int g) { return xin[i][g]; };
+        if constexpr (CELL == 0)
+          lstm_unit_in(p, b, u, gh, gx, [&prev, i] { return prev[i]; });
+        else if constexpr (CELL == 1)
+          gru_unit_in(p, b, u, gh, gx, [&prev, i] { return prev[i]; });
+        else
+          rnn_unit_in(p, b, u, gh, gx);
+      }
+    }
+  } else {
+    for (int e = tid; e < nseq * UB; e += Cfg::NTHREADS) {
+      const int bl = e / UB, ul = e % UB, b = b0 + bl, u = u0 + ul;
+      if (b >= p.B || u >= H) continue;
+      const float* c = Cs + bl * Cfg::CLD + ul;  // one row per sequence
+      auto gh = [c, H](int j) { return c[(j / H) * UB]; };
+      if constexpr (CELL == 0)
+        lstm_unit(p, b, u, gh);
+      else if constexpr (CELL == 1)
+        gru_unit(p, b, u, gh);
+      else
+        rnn_unit(p, b, u, gh);
+    }
   }
 #endif
 }
@@ -452,16 +495,22 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
   return (dt == OPENRNN_DATA_HALF || dt == OPENRNN_DATA_BFLOAT16) && !d.proj && !d.gru_rb && d.H % 8 == 0 &&
          cc_major == 9 && cc_minor == 0;
 }
-// The rule (OPENRNN_STD_WGMMA=0/1 overrides it within wgmma_step_applies), measured on the H100 (docs/performance.md,
-// "the Hopper step kernel"): H in [384, 512] with B * H > 65536, where the mma.sync step's rule ends and cuBLAS +
-// pointwise ran before (B = 256 H = 512, float16, µs/step: LSTM 13.5-14.6 against 14.4-17.8, GRU 11.0-11.5 against
-// 12.5-20.2). It loses at H >= 1024 with B >= 64: every block streams its 128 x 1024 state rows and W rows through L2
-// each step (64 MB at B = 256 H = 1024), ~3.5 TB/s there, where cuBLAS's tiles and clusters move ~45 MB.
+// The rule (OPENRNN_STD_WGMMA=0/1 overrides it within wgmma_step_applies), measured on the H100 against the paths it
+// replaces (docs/performance.md, "the Hopper step kernel"; run 9, float16 / bfloat16 inference, µs/step, cuBLAS +
+// pointwise over two processes -> this kernel): where the mma.sync step's rule does not take the step, H in [384, 512]
+// with B * H > 65536 (B = 256 H = 512: LSTM 17.3-19.1 -> 11.6-11.8, GRU 12.3-18.6 -> 10.2-10.4) and H in (512, 1024]
+// with B >= 64 (B = 64 H = 1024: LSTM 15.6-30.6 -> 12.3-12.4, GRU 12.3-15.3 -> 10.9-11.1; B = 256: LSTM 21.0-21.5 ->
+// 20.9-21.5 inference, 58.5 -> 52.8 training), but not GRU with B * H > 131072 (B = 256 H = 1024: 17.8-19.2 ->
+// 20.0-20.5). It loses at H = 2048 (B = 256: 42-54 -> 57-65): every block streams its own 128 x H state rows and W
+// rows through L2 each step.
 inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor, bool mma_rule) {
   if (!wgmma_step_applies(d, dt, cc_major, cc_minor)) return false;
   const int o = wgmma_override();
   if (o >= 0) return o == 1;
-  return !mma_rule && d.H >= 384 && d.H <= 512 && static_cast<long long>(d.B) * d.H > 65536;
+  if (mma_rule || d.H < 384 || d.H > 1024) return false;
+  const long long bh = static_cast<long long>(d.B) * d.H;
+  if (d.H <= 512) return bh > 65536;
+  return d.B >= 64 && !(d.gru_lbr && bh > 131072);
 }
 
 // OPENRNN_STD_TRACE=1 (developer switch): the Hopper step's block shape on stderr, once per distinct one.
