@@ -378,8 +378,8 @@ std::vector<MmaCase> mma_cases() {
     v.push_back({"lstm_H808_B200_big_tile_clip", p});
   }
   {  // M = 400: the Hopper step kernel's 128-row blocks with GRU's N = 96 (4 x 32 = 128 blocks; the last has 16 rows);
-     // 1000 units = 31.25 tiles of 32, K = 1000 = 15 k blocks of 64 and a partial one (under OPENRNN_STD_WGMMA=1,
-     // a pass of tools/gpu-suite.sh; cuBLAS + pointwise by default, the mma.sync kernel under OPENRNN_STD_MMA=1)
+     // 1000 units = 31.25 tiles of 32, K = 1000 = 15 k blocks of 64 and a partial one (under OPENRNN_STD_WGMMA=1:
+     // tools/gpu-suite.sh --also-env OPENRNN_STD_WGMMA=1; cuBLAS + pointwise by its rule, B * H > 131072 for GRU)
     Problem p = make(OPENRNN_CELL_GRU, 8, 1000, 1, false, 3, 200);
     ragged(p);
     v.push_back({"gru_H1000_B200_big_tile_ragged", p});

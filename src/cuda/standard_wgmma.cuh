@@ -507,7 +507,7 @@ inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major,
   if (!wgmma_step_applies(d, dt, cc_major, cc_minor)) return false;
   const int o = wgmma_override();
   if (o >= 0) return o == 1;
-  if (mma_rule || d.H < 384 || d.H > 1024) return false;
+  if (mma_rule || d.H < 384 || d.H > 1024 || !(d.lstm || d.gru_lbr)) return false;  // RNN: not measured, not taken
   const long long bh = static_cast<long long>(d.B) * d.H;
   if (d.H <= 512) return bh > 65536;
   return d.B >= 64 && !(d.gru_lbr && bh > 131072);
