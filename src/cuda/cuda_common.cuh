@@ -139,5 +139,43 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// ---- programmatic dependent launch (sm_90) ------------------------------------------------------------------------
+// A kernel launched as a programmatic dependent of the kernel before it on its stream (launch_step below with pdl, or
+// cudaLaunchAttributeProgrammaticStreamSerialization) may start before that kernel has finished. pdl_wait() blocks
+// until the prior grid has completed and its writes are visible; without such a dependency it returns at once.
+// pdl_trigger(): this CTA lets the grid's dependents start (they are launched once every CTA has triggered or exited;
+// without it, once the grid has finished).
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+// Launches kernel<<<grid, block, smem, st>>>(args...), as a programmatic dependent of the previous kernel on st where
+// pdl is set (the kernel must call pdl_wait() before it touches anything that kernel, or any earlier work, writes).
+template <typename... P, typename... A>
+void launch_step(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t st, bool pdl, A&&... args) {
+  if (!pdl) {
+    kernel<<<grid, block, smem, st>>>(static_cast<A&&>(args)...);
+    return;
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = st;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<A&&>(args)...));
+}
+
 }  // namespace cuda
 }  // namespace openrnn

@@ -211,13 +211,11 @@ __device__ __forceinline__ void slice_matvec(const typename Store<TW>::Pair (&wr
   }
 }
 
-// ---- programmatic dependent launch (sm_90) --------------------------------------------------------------------------
+// ---- programmatic dependent launch: pdl_wait / pdl_trigger (cuda_common.cuh) ------------------------------------
 // A forward kernel launched as a programmatic dependent of the prep kernel (LaunchArgs::prep, kPrepPdl) may start while
 // that kernel still runs. Before pdl_wait() it reads only what was written before the prep kernel started (W_hh, the
 // input projection, the lengths); after it, the prep kernel's writes (biases, h0 / c0, zeroed counters) are visible.
-// Without a programmatic dependency pdl_wait() returns at once. The prep kernel's side is
-// griddepcontrol.launch_dependents.
-__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+// The prep kernel's side is pdl_trigger().
 
 // ---- cluster primitives -----------------------------------------------------------------------------------------
 __device__ __forceinline__ void cluster_arrive_release() {

@@ -73,7 +73,7 @@ __device__ __forceinline__ void reserve_slots(long long i, float h, float c, T* 
 // visible.
 template <typename T>
 __global__ void layer_prep_kernel(PrepArgs<T> a) {
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");  // persistent_common.cuh: pdl_wait
+  pdl_trigger();  // cuda_common.cuh
   const PrepDir<T>& q = a.d[blockIdx.y];
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < a.n;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {

@@ -275,12 +275,15 @@ class FwdRun {
         continue;
       }
       if constexpr (sizeof(T) == 2) {
+        // A programmatic dependent launch after this loop's first step: the kernel before it on st_ is then the
+        // previous step of this layer and direction (std_step_pdl, standard_plan.h).
+        const bool pdl = k > k0 && std_step_pdl();
         if (wgmma_) {
-          wgmma_forward_step(d, p, maps_, slot_in(t, dir_, slots), reduced_ ? 1 : 2, c_.ctx.device, st_);
+          wgmma_forward_step(d, p, maps_, slot_in(t, dir_, slots), reduced_ ? 1 : 2, pdl, c_.ctx.device, st_);
           continue;
         }
         if (mma_) {
-          mma_forward_step(d, p, Whh_, reduced_ ? 1 : 2, c_.ctx.device, st_);
+          mma_forward_step(d, p, Whh_, reduced_ ? 1 : 2, pdl, c_.ctx.device, st_);
           continue;
         }
       }

@@ -296,6 +296,43 @@ __device__ __forceinline__ void rnn_unit(const FwdStep<T, S>& p, int b, int u, G
   rnn_unit_in(p, b, u, gh, [&p, b, u](int) { return p.gx[p.gx_rows.row(p.t, b) * p.H + u]; });
 }
 
+// One (sequence, unit)'s cell inputs other than the recurrent product, loaded ahead of the cell: gx of each of the G
+// gates (0 for an inactive sequence, whose gates are not computed) and the previous c (LSTM) or h (GRU). The step
+// kernels (standard_mma.cuh, standard_wgmma.cuh) load them into registers before their product's main loop, so that
+// the loads complete under it instead of one round trip per element in the cell loop after it. CELL: 0 LSTM, 1 GRU
+// linear-before-reset, 2 RNN. valid: (b, u) lies inside the problem (else nothing is read and run() is not called).
+template <int CELL>
+struct CellInputs {
+  static constexpr int G = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
+  float x[G];
+  float prev;
+
+  template <typename T>
+  __device__ __forceinline__ void load(const FwdStep<T, float>& p, int b, int u, bool valid) {
+    const bool act = valid && p.active(b);
+    const float* gr = act ? p.gx + p.gx_rows.row(p.t, b) * (G * p.H) + u : nullptr;
+#pragma unroll
+    for (int g = 0; g < G; ++g) x[g] = act ? gr[g * p.H] : 0.f;
+    if constexpr (CELL == 0)
+      prev = valid ? p.cin[(long long)b * p.H + u] : 0.f;
+    else if constexpr (CELL == 1)
+      prev = valid ? p.h_prev(b, u) : 0.f;
+    else
+      prev = 0.f;
+  }
+  // The cell of (b, u) on these inputs; gh(j): the recurrent product of gate row j = g*H + u.
+  template <typename T, typename GhFn>
+  __device__ __forceinline__ void run(const FwdStep<T, float>& p, int b, int u, GhFn gh) const {
+    auto gx = [this](int g) { return x[g]; };
+    if constexpr (CELL == 0)
+      lstm_unit_in(p, b, u, gh, gx, [this] { return prev; });
+    else if constexpr (CELL == 1)
+      gru_unit_in(p, b, u, gh, gx, [this] { return prev; });
+    else
+      rnn_unit_in(p, b, u, gh, gx);
+  }
+};
+
 template <typename T, typename S>
 __global__ void rnn_fwd_kernel(const FwdStep<T, S> p) {
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;

@@ -75,10 +75,10 @@ struct Tile {
 };
 
 // p: the step (FwdStep as for the pointwise kernels; gh unused). W = W_hh [G*H, K]; K = H. terms: 2 (hi and lo
-// rows) or 1 (hi only). M = B * terms.
+// rows) or 1 (hi only). M = B * terms. pdl: 1 where launched as a programmatic dependent of the previous step.
 template <typename T, int CELL, int MB, int UB>
 __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
-    mma_fwd_kernel(const FwdStep<T, float> p, const T* __restrict__ W, int terms) {
+    mma_fwd_kernel(const FwdStep<T, float> p, const T* __restrict__ W, int terms, int pdl) {
   using Cfg = Tile<CELL, MB, UB>;
   constexpr int G = Cfg::G, NB = Cfg::NB, NTH = Cfg::NTHREADS, MT = Cfg::MT, NT = Cfg::NT, TM = Cfg::TM;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -118,32 +118,58 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
     coff[c] = r * kLds + kc;
     clim[c] = row ? K - kc : 0;
   }
-  auto load_stage = [&](int s, int k0) {
+  // parts: 1 the A (state) chunks, 2 the W chunks, 3 both.
+  auto load_stage = [&](int s, int k0, int parts) {
     T* st = stages + s * kStageElems;
 #pragma unroll
     for (int c = 0; c < CPT; ++c) {
-      if (tid + c * NTH < NCH) {
+      const int i = tid + c * NTH;
+      if (i < NCH && (parts & (i / CH < MB ? 1 : 2))) {
         const bool ok = k0 < clim[c];
         cp_async16_zfill(st + coff[c], ok ? csrc[c] + k0 : W, ok ? 16 : 0);
       }
     }
   };
 
+  // Programmatic dependent launch (pdl = 1: launch() made this block a dependent of the previous step): it may have
+  // started while the previous step's grid still runs. Before pdl_wait() it reads only W_hh (never written by a
+  // forward call): the first stages' W chunks; their A chunks (the state the previous step writes) follow it, in the
+  // first stage's commit group. Without pdl, each stage's chunks go out together.
+  const int KT = (K + kBK - 1) / kBK;
+  if (pdl) {
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s)
+      if (s < KT) load_stage(s, s * kBK, 2);
+    pdl_wait();
+  }
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < KT) load_stage(s, s * kBK, pdl ? 1 : 3);
+    cp_async_commit();
+  }
+
+  // Split state (terms == 2): the cell's other inputs (gx, LSTM's c or GRU's h) of this thread's elements
+  // (sequence, unit) = tid + i * NTH, into registers before the main loop so that the loads complete under it.
+  const int nseq = MB / terms, b0 = m0 / terms;
+  constexpr int E = ((MB / 2) * UB + NTH - 1) / NTH;
+  CellInputs<CELL> in[E];
+  if (terms == 2) {
+#pragma unroll
+    for (int i = 0; i < E; ++i) {
+      const int e = tid + i * NTH, b = b0 + e / UB, u = u0 + e % UB;
+      in[i].load(p, b, u, e < nseq * UB && b < p.B && u < H);
+    }
+  }
+
   float acc[MT][NT][4];
   zero_acc(acc);
 
-  const int KT = (K + kBK - 1) / kBK;
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < KT) load_stage(s, s * kBK);
-    cp_async_commit();
-  }
   for (int kt = 0; kt < KT; ++kt) {
     cp_async_wait<kStages - 2>();  // slice kt has landed (this thread's copies) ...
     __syncthreads();               // ... and everyone's; slice kt-1's stage is free again
     {
       const int nk = kt + kStages - 1;
-      if (nk < KT) load_stage(nk % kStages, nk * kBK);
+      if (nk < KT) load_stage(nk % kStages, nk * kBK, 3);
       cp_async_commit();
     }
     const T* as = stages + (kt % kStages) * kStageElems + (wm * TM) * kLds;
@@ -152,22 +178,36 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
     for (int kk = 0; kk < kBK; kk += 16) warp_k16<T, MT, NT>(acc, as + kk, kLds, bs + kk, kLds, lane);
   }
   cp_async_wait_all();
+  // The next step's blocks may start now, while this one runs its cell. Not at the kernel's start: several blocks of
+  // this kernel fit on an SM, so an early trigger lets the steps after it start and wait too, a chain of waiting grids
+  // piled onto whatever SMs have room (session 27, run 2: 1.1-2x slower than without the dependent launch; this place
+  // 0.93-0.65x of it).
+  if (pdl) pdl_trigger();
   __syncthreads();  // every warp is done with the pipeline buffers: Cs may overwrite them
 
   store_acc<MT, NT>(acc, Cs, Cfg::CLD, wm * TM, wg * UB, lane);
   __syncthreads();
 
-  // Cell: thread -> (sequence bl, unit ul), units fastest (coalesced gx / state / y accesses).
-  const int nseq = MB / terms, b0 = m0 / terms;
+  // Cell: thread -> (sequence bl, unit ul), units fastest (coalesced gx / state / y accesses); gh(j) = row hi + row lo
+  // (split state) of the column of gate row j = g*H + u.
+  if (terms == 2) {
+#pragma unroll
+    for (int i = 0; i < E; ++i) {
+      const int e = tid + i * NTH, bl = e / UB, ul = e % UB, b = b0 + bl, u = u0 + ul;
+      if (e >= nseq * UB || b >= p.B || u >= H) continue;
+      const float* c0 = Cs + (2 * bl) * Cfg::CLD + ul;
+      in[i].run(p, b, u, [c0, H](int j) {
+        const float* c = c0 + (j / H) * UB;  // j = g*H + u: gate g's column of this unit
+        return c[0] + c[Cfg::CLD];
+      });
+    }
+    return;
+  }
   for (int e = tid; e < nseq * UB; e += NTH) {
     const int bl = e / UB, ul = e % UB, b = b0 + bl, u = u0 + ul;
     if (b >= p.B || u >= H) continue;
-    const float* c0 = Cs + (bl * terms) * Cfg::CLD + ul;
-    const int lo = terms == 2 ? Cfg::CLD : -1;
-    auto gh = [c0, lo, H](int j) {
-      const float* c = c0 + (j / H) * UB;  // j = g*H + u: gate g's column of this unit
-      return lo > 0 ? c[0] + c[lo] : c[0];
-    };
+    const float* c0 = Cs + bl * Cfg::CLD + ul;
+    auto gh = [c0, H](int j) { return c0[(j / H) * UB]; };
     if constexpr (CELL == 0)
       lstm_unit(p, b, u, gh);
     else if constexpr (CELL == 1)
@@ -178,8 +218,10 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
   (void)G;
 }
 
+// pdl: a programmatic dependent of the previous kernel on st (that kernel must be this layer and direction's previous
+// step: the kernel reads W_hh before pdl_wait()).
 template <typename T, int CELL, int MB, int UB>
-void launch(const FwdStep<T, float>& p, const T* W, int terms, int device, cudaStream_t st) {
+void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, cudaStream_t st) {
   using Cfg = Tile<CELL, MB, UB>;
   const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
   {
@@ -187,7 +229,8 @@ void launch(const FwdStep<T, float>& p, const T* W, int terms, int device, cudaS
     static std::vector<int> done;
     allow_smem(reinterpret_cast<const void*>(&mma_fwd_kernel<T, CELL, MB, UB>), device, Cfg::smem_bytes, m, done);
   }
-  mma_fwd_kernel<T, CELL, MB, UB><<<grid, Cfg::NTHREADS, Cfg::smem_bytes, st>>>(p, W, terms);
+  launch_step(&mma_fwd_kernel<T, CELL, MB, UB>, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, pdl, p, W, terms,
+              pdl ? 1 : 0);
   OPENRNN_LAUNCH_CHECK("mma_fwd_kernel");
 }
 
@@ -195,17 +238,17 @@ void launch(const FwdStep<T, float>& p, const T* W, int terms, int device, cudaS
 // ~3/4 of a wave of blocks on an H100 (132 SMs), else the smallest (most blocks). Large tiles read each operand
 // fewer times (L2 traffic ~ K * (M * N / NB + N * M / MB)); small ones keep the SMs busy when M is small.
 template <typename T, int CELL>
-void launch_cell(const FwdStep<T, float>& p, const T* W, int terms, int device, cudaStream_t st) {
+void launch_cell(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, cudaStream_t st) {
   const long long M = static_cast<long long>(p.B) * terms;
   auto blocks = [&](int MB, int UB) { return ((M + MB - 1) / MB) * ((p.H + UB - 1) / UB); };
   if (blocks(128, 32) >= 100)
-    launch<T, CELL, 128, 32>(p, W, terms, device, st);
+    launch<T, CELL, 128, 32>(p, W, terms, pdl, device, st);
   else if (blocks(64, 16) >= 100)
-    launch<T, CELL, 64, 16>(p, W, terms, device, st);
+    launch<T, CELL, 64, 16>(p, W, terms, pdl, device, st);
   else if (blocks(32, 16) >= 100)
-    launch<T, CELL, 32, 16>(p, W, terms, device, st);
+    launch<T, CELL, 32, 16>(p, W, terms, pdl, device, st);
   else
-    launch<T, CELL, 32, 8>(p, W, terms, device, st);
+    launch<T, CELL, 32, 8>(p, W, terms, pdl, device, st);
 }
 
 }  // namespace mma
@@ -232,16 +275,17 @@ inline bool use_mma_step(const StdDims& d, openrnn_data_type dt) {
   return d.H <= 1024 && d.B <= 16;
 }
 
-// One step on the tensor-core kernel (T = __half or __nv_bfloat16).
+// One step on the tensor-core kernel (T = __half or __nv_bfloat16); pdl: as mma::launch (the previous kernel on st is
+// this layer and direction's previous step).
 template <typename T>
-void mma_forward_step(const StdDims& d, const FwdStep<T, float>& p, const T* W, int terms, int device,
+void mma_forward_step(const StdDims& d, const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device,
                       cudaStream_t st) {
   if (d.lstm)
-    mma::launch_cell<T, 0>(p, W, terms, device, st);
+    mma::launch_cell<T, 0>(p, W, terms, pdl, device, st);
   else if (d.gru_lbr)
-    mma::launch_cell<T, 1>(p, W, terms, device, st);
+    mma::launch_cell<T, 1>(p, W, terms, pdl, device, st);
   else
-    mma::launch_cell<T, 2>(p, W, terms, device, st);
+    mma::launch_cell<T, 2>(p, W, terms, pdl, device, st);
 }
 
 }  // namespace cuda

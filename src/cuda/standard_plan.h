@@ -131,6 +131,14 @@ inline int env_int(const char* name) {
   return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
 }
 
+// OPENRNN_STD_PDL (developer switch, read once): "0" launches the 16-bit step kernels (standard_mma.cuh,
+// standard_wgmma.cuh) plainly; otherwise every step after a layer and direction's first is a programmatic dependent
+// of the step before it (it loads its first W_hh stages while that step finishes; docs/performance.md, session 27).
+inline bool std_step_pdl() {
+  static const bool on = env_switch01("OPENRNN_STD_PDL") != 0;
+  return on;
+}
+
 // Slot index of the state entering / leaving step t for direction dir (see above).
 inline int slot_in(int t, int dir, int slots) { return (dir == 0 ? t : t + 1) % slots; }
 inline int slot_out(int t, int dir, int slots) { return (dir == 0 ? t + 1 : t) % slots; }

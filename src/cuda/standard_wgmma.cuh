@@ -66,6 +66,10 @@ namespace wg {
 using persist::smem_u32;
 
 constexpr int kBK = 64;  // k per stage: one 128-byte swizzle row of 16-bit elements
+// Stages whose W_hh boxes a programmatic dependent step issues before its pdl_wait (session 27, run 2, B = 64-256
+// H = 512-1024 float16 inference: 2 stages 0.95-1.0x of none and 0.95-1.0x of the whole ring: the ring's later W boxes
+// ahead of the first A box delay the first MMAs where the wait returns at once).
+constexpr int kWpre = 2;
 
 // ---- warpgroup MMA ------------------------------------------------------------------------------------------------
 // Shared-memory matrix descriptor of a K-major tile with the 128-byte swizzle: rows of 128 bytes, 8-row atoms of 1024
@@ -258,11 +262,12 @@ struct Tile {
 };
 
 // One step. mA: the state buffer as [slots][M][K] (terms rows per sequence) in boxes of MB rows, mW: W_hh as [G*H][K]
-// in boxes of UB rows; slot: the step's input slot. p: as for the pointwise kernels (gh unused).
+// in boxes of UB rows; slot: the step's input slot. p: as for the pointwise kernels (gh unused). wpre: launched as a
+// programmatic dependent of the previous step, the number of stages whose W boxes go out before pdl_wait; else 0.
 template <typename T, int CELL, int MB, int UB>
 __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
     wgmma_fwd_kernel(const FwdStep<T, float> p, const __grid_constant__ CUtensorMap mA,
-                     const __grid_constant__ CUtensorMap mW, int slot, int terms) {
+                     const __grid_constant__ CUtensorMap mW, int slot, int terms, int wpre) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // built without sm_90a (CMAKE_CUDA_ARCHITECTURES other than the default 90a): wgmma does not exist
 #else
@@ -289,6 +294,12 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
   }
   __syncthreads();
 
+  // Programmatic dependent launch (launch() with pdl: steps after a layer and direction's first): this CTA may have
+  // started while the previous step's grid still runs. Before pdl_wait() it touches only W_hh (never written by a
+  // forward call): the producer issues the W boxes of the first wpre stages ahead (kWpre; 0 without pdl: stage by
+  // stage, A then W).
+  pdl_trigger();  // the next step's CTAs may take an SM as soon as one of this grid's frees it (one CTA per SM)
+
   // The cell's other inputs. Split state (terms == 2): the consumer threads run the cell on E elements each, (sequence,
   // unit) = tid + i * 128 CW, and load those elements' gx (float32, from DRAM at large T * B: the input GEMM wrote it
   // long before) and previous c (LSTM) or h (GRU) into registers now, so that the loads complete under the main loop:
@@ -299,31 +310,24 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
   const int nseq = MB / terms, b0 = m0 / terms;
   constexpr int CT = CW * 128, E = (MB / 2) * UB / CT;  // consumer threads; elements per consumer thread
   static_assert((MB / 2) * UB % CT == 0, "whole elements per consumer thread");
-  float xin[E][G], prev[E];
-  if (staged && warp < CW * 4) {
+  CellInputs<CELL> in[E];
+  if (warp < CW * 4) {
+    pdl_wait();
+    if (staged) {
 #pragma unroll
-    for (int i = 0; i < E; ++i) {
-      const int e = tid + i * CT, bl = e / UB, u = u0 + e % UB, b = b0 + bl;
-      const bool valid = b < p.B && u < H;
-      const bool act = valid && p.active(b);
-      const float* gr = act ? p.gx + p.gx_rows.row(p.t, b) * (G * H) + u : nullptr;
-#pragma unroll
-      for (int g = 0; g < G; ++g) xin[i][g] = act ? gr[g * H] : 0.f;
-      if constexpr (CELL == 0)
-        prev[i] = valid ? p.cin[(long long)b * H + u] : 0.f;
-      else if constexpr (CELL == 1)
-        prev[i] = valid ? p.h_prev(b, u) : 0.f;
-      else
-        prev[i] = 0.f;
-    }
-  } else if (!staged) {
-    constexpr int LPR = (UB * 4 + 127) / 128;  // 128-byte lines per gate row of the tile
-    const int GH = G * H;
-    for (int i = tid; i < nseq * G * LPR; i += Cfg::NTHREADS) {
-      const int bl = i / (G * LPR), g = (i / LPR) % G, l = i % LPR, b = b0 + bl;
-      if (b < p.B && u0 + l * 32 < H && p.active(b)) {
-        const float* a = p.gx + p.gx_rows.row(p.t, b) * GH + g * H + u0 + l * 32;
-        asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a));
+      for (int i = 0; i < E; ++i) {
+        const int e = tid + i * CT, b = b0 + e / UB, u = u0 + e % UB;
+        in[i].load(p, b, u, b < p.B && u < H);
+      }
+    } else {
+      constexpr int LPR = (UB * 4 + 127) / 128;  // 128-byte lines per gate row of the tile
+      const int GH = G * H;
+      for (int i = tid; i < nseq * G * LPR; i += CT) {
+        const int bl = i / (G * LPR), g = (i / LPR) % G, l = i % LPR, b = b0 + bl;
+        if (b < p.B && u0 + l * 32 < H && p.active(b)) {
+          const float* a = p.gx + p.gx_rows.row(p.t, b) * GH + g * H + u0 + l * 32;
+          asm volatile("prefetch.global.L2 [%0];\n" ::"l"(a));
+        }
       }
     }
   }
@@ -333,18 +337,31 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
   for (int i = 0; i < R; ++i) acc[i] = 0.f;
 
   if (warp == CW * 4) {
-    // Producer: lane 0 fills the ring.
+    // Producer: lane 0 fills the ring. The first pre stages' W boxes go out before pdl_wait(), their A boxes (the
+    // state the previous step writes) after it.
     if (lane == 0) {
-      for (int kb = 0; kb < KB; ++kb) {
+      auto load_w = [&](int kb, unsigned char* st, uint64_t* bar) {
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          tma_load_2d(st + Cfg::A_BYTES + g * UB * kBK * 2, &mW, kb * kBK, g * H + u0, bar);
+      };
+      const int pre = KB < wpre ? KB : (wpre < STAGES ? wpre : STAGES);
+      for (int kb = 0; kb < pre; ++kb) {
+        persist::mbar_arrive_expect_tx_cta(&full[kb], Cfg::STAGE);
+        load_w(kb, base + size_t(kb) * Cfg::STAGE, &full[kb]);
+      }
+      pdl_wait();
+      for (int kb = 0; kb < pre; ++kb) tma_load_3d(base + size_t(kb) * Cfg::STAGE, &mA, kb * kBK, m0, slot, &full[kb]);
+      for (int kb = pre; kb < KB; ++kb) {
         const int s = kb % STAGES;
         if (kb >= STAGES) mbar_wait(&empty[s], unsigned((kb / STAGES - 1) & 1));
         unsigned char* st = base + size_t(s) * Cfg::STAGE;
         persist::mbar_arrive_expect_tx_cta(&full[s], Cfg::STAGE);
         tma_load_3d(st, &mA, kb * kBK, m0, slot, &full[s]);
-#pragma unroll
-        for (int g = 0; g < G; ++g)
-          tma_load_2d(st + Cfg::A_BYTES + g * UB * kBK * 2, &mW, kb * kBK, g * H + u0, &full[s]);
+        load_w(kb, st, &full[s]);
       }
+    } else {
+      pdl_wait();  // lanes 1-31 run the reduced-state cell (below) too
     }
     __syncwarp();
   } else {
@@ -390,17 +407,10 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
         const int e = tid + i * CT, bl = e / UB, ul = e % UB, b = b0 + bl, u = u0 + ul;
         if (b >= p.B || u >= H) continue;
         const float* c = Cs + (2 * bl) * Cfg::CLD + ul;
-        auto gh = [c, H](int j) {
+        in[i].run(p, b, u, [c, H](int j) {
           const float* cj = c + (j / H) * UB;
           return cj[0] + cj[Cfg::CLD];
-        };
-        auto gx = [&xin, i](int g) { return xin[i][g]; };
-        if constexpr (CELL == 0)
-          lstm_unit_in(p, b, u, gh, gx, [&prev, i] { return prev[i]; });
-        else if constexpr (CELL == 1)
-          gru_unit_in(p, b, u, gh, gx, [&prev, i] { return prev[i]; });
-        else
-          rnn_unit_in(p, b, u, gh, gx);
+        });
       }
     }
   } else {
@@ -460,8 +470,10 @@ struct Maps {
   int MB = 0, UB = 0;  // block shape (the maps' boxes: MB rows of the state, UB rows of W_hh)
 };
 
+// pdl: a programmatic dependent of the previous kernel on st (that kernel must be this layer and direction's previous
+// step: the kernel reads W_hh before pdl_wait()).
 template <typename T, int CELL, int MB, int UB>
-void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, int device, cudaStream_t st) {
+void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device, cudaStream_t st) {
   using Cfg = Tile<CELL, MB, UB>;
   const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
   const auto kernel = &wgmma_fwd_kernel<T, CELL, MB, UB>;
@@ -470,7 +482,7 @@ void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, int 
     static std::vector<int> done;
     allow_smem(reinterpret_cast<const void*>(kernel), device, Cfg::smem_bytes, mu, done);
   }
-  kernel<<<grid, Cfg::NTHREADS, Cfg::smem_bytes, st>>>(p, m.a, m.w, slot, terms);
+  launch_step(kernel, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, pdl, p, m.a, m.w, slot, terms, pdl ? kWpre : 0);
   OPENRNN_LAUNCH_CHECK("wgmma_fwd_kernel");
 }
 
@@ -479,12 +491,13 @@ inline int big_units(int G) { return G == 1 ? 128 : 32; }
 inline int small_units(int G) { return G == 1 ? 64 : 16; }
 
 template <typename T, int CELL>
-void launch_cell(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, int device, cudaStream_t st) {
+void launch_cell(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device,
+                 cudaStream_t st) {
   constexpr int G = Gates<CELL>::value;
   if (m.MB == 128)
-    launch<T, CELL, 128, (G == 1 ? 128 : 32)>(p, m, slot, terms, device, st);
+    launch<T, CELL, 128, (G == 1 ? 128 : 32)>(p, m, slot, terms, pdl, device, st);
   else
-    launch<T, CELL, 64, (G == 1 ? 64 : 16)>(p, m, slot, terms, device, st);
+    launch<T, CELL, 64, (G == 1 ? 64 : 16)>(p, m, slot, terms, pdl, device, st);
 }
 
 }  // namespace wg
@@ -544,16 +557,17 @@ bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int ter
          wg::encode_map(&m.w, 2, W, H, G * H, 1, H, 0, static_cast<unsigned>(m.UB));
 }
 
-// One step on the Hopper kernel (T = __half or __nv_bfloat16); slot: the step's input slot of the state buffer.
+// One step on the Hopper kernel (T = __half or __nv_bfloat16); slot: the step's input slot of the state buffer; pdl:
+// as wg::launch (the previous kernel on st is this layer and direction's previous step).
 template <typename T>
-void wgmma_forward_step(const StdDims& d, const FwdStep<T, float>& p, const wg::Maps& m, int slot, int terms,
+void wgmma_forward_step(const StdDims& d, const FwdStep<T, float>& p, const wg::Maps& m, int slot, int terms, bool pdl,
                         int device, cudaStream_t st) {
   if (d.lstm)
-    wg::launch_cell<T, 0>(p, m, slot, terms, device, st);
+    wg::launch_cell<T, 0>(p, m, slot, terms, pdl, device, st);
   else if (d.gru_lbr)
-    wg::launch_cell<T, 1>(p, m, slot, terms, device, st);
+    wg::launch_cell<T, 1>(p, m, slot, terms, pdl, device, st);
   else
-    wg::launch_cell<T, 2>(p, m, slot, terms, device, st);
+    wg::launch_cell<T, 2>(p, m, slot, terms, pdl, device, st);
 }
 
 }  // namespace cuda
