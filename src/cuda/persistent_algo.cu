@@ -833,6 +833,10 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // and v4 would run (3x slower); not timed against STANDARD with D = 2, so STANDARD keeps it.
     if (rnn.D == 2 && 2LL * B * H > 131072) return false;
     if (H >= 1024) return B <= 64;
+    // GRU inference at H = 512 above B = 128, where STANDARD runs its Hopper step kernel with programmatic launches
+    // (session 27, run 5, H100, float16, µs/step: B = 256 STANDARD 8.75 against PERSISTENT 9.44; training stays
+    // PERSISTENT's, 23.9 against 27.4).
+    if (!lstm && mode != OPENRNN_FWD_TRAINING && H == 512 && B > 128) return false;
     // LSTM training at H = 256 B = 256: STANDARD until session 25; with the reduce-scatter backward in two waves
     // (H100, float16, µs/step) PERSISTENT 12.3-13.0 against STANDARD's 20.3-23.4 (GRU 11.4-12.0 against 19.2-21.5).
     return true;
