@@ -21,18 +21,19 @@
 // K-major B operand as stored).
 //
 // Tiling. A CTA owns MB rows of A (MB / terms sequences) and UB units: the NB = G*UB columns {g*H + u0 + j} (every gate
-// of its units, so the cell is local). CW = MB / 64 consumer warpgroups, warpgroup w computing rows [64w, 64w + 64) x
-// all NB columns (one m64nNBk16 per k16); one producer warp (the last) whose lane 0 issues the loads. K is walked in k
-// blocks of 64 (one 128-byte swizzle row) through an STAGES-deep ring: stage s holds A [MB][64] and W [NB][64] (gate
-// g's UB rows at row g*UB), filled by one TMA box for A and G boxes for W, completing on full[s]; the consumer warps
-// free it on empty[s] once their MMAs that read it have retired (wgmma.wait_group 1: the MMAs of the next block stay in
-// flight). After the loop the accumulators go to shared memory as float32 [MB][NB + 4] (over the drained ring) and the
-// consumer threads run the cell (lstm_unit_in / gru_unit_in / rnn_unit_in, the code of the pointwise kernels) on
-// (sequence, unit) pairs with gh(j) = row hi + row lo of that column: the same float operations as the other step
-// paths; only the product's own summation order differs. Padding: rows past M, units past H (their W rows are the next
-// gate's or zero-filled: their columns are never read) and k past K are zero-filled by the TMA unit. Requirements: H %
-// 8 == 0 (the tensor map's row pitch is a multiple of 16 bytes), W_hh and the state buffer 16-byte aligned (checked by
-// FwdRun), sm_90a. Deterministic: fixed summation order, no atomics.
+// of its units, so the cell is local). CW = (MB / 64) * NS consumer warpgroups, warpgroup w computing rows [64 wr, 64
+// wr + 64) x columns [NW wc, NW wc + NW) of the tile (wr = w / NS, wc = w % NS, NW = NB / NS; one m64nNWk16 per k16; NS
+// = 2 for the 128-row tile, 1 for the 64-row one); one producer warp (the last) whose lane 0 issues the loads. K is
+// walked in k blocks of 64 (one 128-byte swizzle row) through an STAGES-deep ring: stage s holds A [MB][64] and W
+// [NB][64] (gate g's UB rows at row g*UB), filled by one TMA box for A and G boxes for W, completing on full[s]; the
+// consumer warps free it on empty[s] once their MMAs that read it have retired (wgmma.wait_group 1: the MMAs of the
+// next block stay in flight). After the loop the accumulators go to shared memory as float32 [MB][NB + 4] (over the
+// drained ring) and the consumer threads run the cell (lstm_unit_in / gru_unit_in / rnn_unit_in, the code of the
+// pointwise kernels) on (sequence, unit) pairs with gh(j) = row hi + row lo of that column: the same float operations
+// as the other step paths; only the product's own summation order differs. Padding: rows past M, units past H (their W
+// rows are the next gate's or zero-filled: their columns are never read) and k past K are zero-filled by the TMA unit.
+// Requirements: H % 8 == 0 (the tensor map's row pitch is a multiple of 16 bytes), W_hh and the state buffer 16-byte
+// aligned (checked by FwdRun), sm_90a. Deterministic: fixed summation order, no atomics.
 #pragma once
 
 #include <cuda.h>
@@ -249,9 +250,16 @@ struct Tile {
   static constexpr int NB = G * UB;
   static_assert(MB == 64 || MB == 128, "one or two consumer warpgroups");
   static_assert(UB % 8 == 0 && NB % 16 == 0 && NB <= 128, "wgmma N: whole 8-row swizzle atoms, <= 128");
-  static constexpr int CW = MB / 64;              // consumer warpgroups
+  // Consumer warpgroups: NS per 64-row block, each on NB / NS columns. The 128-row tile splits its columns in two, so
+  // that its epilogue's cell runs 4 elements per thread on 16 warps instead of 8 on 8 (session 27, run 10, float16 /
+  // bfloat16 inference at B = 256 H = 1024: LSTM 19.6-20.2 -> 19.4-19.8, GRU 18.7-19.3 -> 17.1). The 64-row tile does
+  // not: split into m64n32k16 / m64n24k16 it lost 9-13% at B = 64 H = 1024 (each warpgroup re-reads the A tile).
+  static constexpr int NS = MB == 128 ? 2 : 1;
+  static constexpr int CW = (MB / 64) * NS;
+  static constexpr int NW = NB / NS;              // columns per consumer warpgroup (the wgmma's N)
   static constexpr int NTHREADS = CW * 128 + 32;  // + the producer warp
-  static constexpr int R = NB / 2;                // accumulators per consumer thread
+  static constexpr int R = NW / 2;                // accumulators per consumer thread
+  static_assert(NW % 8 == 0 && (NW * kBK * 2) % 1024 == 0, "column halves: whole 8-row swizzle atoms");
   static constexpr int A_BYTES = MB * kBK * 2, B_BYTES = NB * kBK * 2, STAGE = A_BYTES + B_BYTES;
   static constexpr int STAGES = (200 * 1024) / STAGE < 6 ? (200 * 1024) / STAGE : 6;
   static constexpr int CLD = NB + 4;  // epilogue row stride (floats)
@@ -365,14 +373,14 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
     }
     __syncwarp();
   } else {
-    // Consumer warpgroup w: rows [64w, 64w + 64) of the tile.
-    const int w = warp / 4;
+    // Consumer warpgroup w: rows [64 wr, 64 wr + 64) x columns [NW wc, NW wc + NW) of the tile.
+    const int wr = (warp / 4) / Cfg::NS, wc = (warp / 4) % Cfg::NS;
     for (int kb = 0; kb < KB; ++kb) {
       const int s = kb % STAGES;
       mbar_wait(&full[s], unsigned((kb / STAGES) & 1));
       const unsigned char* st = base + size_t(s) * Cfg::STAGE;
-      const unsigned char* as = st + w * 64 * kBK * 2;
-      const unsigned char* bs = st + Cfg::A_BYTES;
+      const unsigned char* as = st + wr * 64 * kBK * 2;
+      const unsigned char* bs = st + Cfg::A_BYTES + wc * Cfg::NW * kBK * 2;
       mma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBK / 16; ++kk) mma_async<T>(acc, smem_desc(as + kk * 32), smem_desc(bs + kk * 32));
@@ -388,8 +396,8 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
                     // Cs may overwrite the ring
 
   if (warp < CW * 4) {
-    const int w = warp / 4, q = warp % 4;
-    const int r0 = 64 * w + 16 * q + (lane >> 2), c0 = 2 * (lane & 3);
+    const int wr = (warp / 4) / Cfg::NS, wc = (warp / 4) % Cfg::NS, q = warp % 4;
+    const int r0 = 64 * wr + 16 * q + (lane >> 2), c0 = Cfg::NW * wc + 2 * (lane & 3);
 #pragma unroll
     for (int i = 0; i < R; ++i) {
       const int row = r0 + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + c0 + (i & 1);
@@ -513,9 +521,10 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 // pointwise over two processes -> this kernel): where the mma.sync step's rule does not take the step, H in [384, 512]
 // with B * H > 65536 (B = 256 H = 512: LSTM 17.3-19.1 -> 11.6-11.8, GRU 12.3-18.6 -> 10.2-10.4) and H in (512, 1024]
 // with B >= 64 (B = 64 H = 1024: LSTM 15.6-30.6 -> 12.3-12.4, GRU 12.3-15.3 -> 10.9-11.1; B = 256: LSTM 21.0-21.5 ->
-// 20.9-21.5 inference, 58.5 -> 52.8 training), but not GRU with B * H > 131072 (B = 256 H = 1024: 17.8-19.2 ->
-// 20.0-20.5). It loses at H = 2048 (B = 256: 42-54 -> 57-65): every block streams its own 128 x H state rows and W
-// rows through L2 each step.
+// 20.9-21.5 inference, 58.5 -> 52.8 training). GRU at B = 256 H = 1024 joined the rule in session 27, with the 128-row
+// tile's columns split between two warpgroups (run 11, two processes: cuBLAS step 17.8-18.6 -> 17.0-17.2 inference,
+// 43.3-45.3 -> 43.0-44.1 training; it lost before, 17.8-19.2 -> 20.0-20.5). It loses at H = 2048 (B = 256: 42-54 ->
+// 52-65): every block streams its own 128 x H state rows and W rows through L2 each step.
 inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor, bool mma_rule) {
   if (!wgmma_step_applies(d, dt, cc_major, cc_minor)) return false;
   const int o = wgmma_override();
@@ -523,7 +532,7 @@ inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major,
   if (mma_rule || d.H < 384 || d.H > 1024 || !(d.lstm || d.gru_lbr)) return false;  // RNN: not measured, not taken
   const long long bh = static_cast<long long>(d.B) * d.H;
   if (d.H <= 512) return bh > 65536;
-  return d.B >= 64 && !(d.gru_lbr && bh > 131072);
+  return d.B >= 64;
 }
 
 // OPENRNN_STD_TRACE=1 (developer switch): the Hopper step's block shape on stderr, once per distinct one.
