@@ -68,8 +68,9 @@ using persist::smem_u32;
 
 constexpr int kBK = 64;  // k per stage: one 128-byte swizzle row of 16-bit elements
 // Stages whose W_hh boxes a programmatic dependent step issues before its pdl_wait (session 27, run 2, B = 64-256
-// H = 512-1024 float16 inference: 2 stages 0.95-1.0x of none and 0.95-1.0x of the whole ring: the ring's later W boxes
-// ahead of the first A box delay the first MMAs where the wait returns at once).
+// H = 512-1024 float16 inference, best of two processes: 2 stages took 0.95-1.01x the time of none and 0.95-1.01x that
+// of the whole ring: the ring's later W boxes ahead of the first A box delay the first MMAs where the wait returns at
+// once).
 constexpr int kWpre = 2;
 
 // ---- warpgroup MMA ------------------------------------------------------------------------------------------------
@@ -306,7 +307,10 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
   // started while the previous step's grid still runs. Before pdl_wait() it touches only W_hh (never written by a
   // forward call): the producer issues the W boxes of the first wpre stages ahead (kWpre; 0 without pdl: stage by
   // stage, A then W).
-  pdl_trigger();  // the next step's CTAs may take an SM as soon as one of this grid's frees it (one CTA per SM)
+  // The next step's CTAs may start at once. The 128-row tile fills an SM's shared memory, so they take SMs as this
+  // grid's CTAs leave them; two 64-row tiles fit an SM, so the next step's CTAs may wait beside this one's, but no
+  // further step: its grid launches only once all of the next step's CTAs have started.
+  pdl_trigger();
 
   // The cell's other inputs. Split state (terms == 2): the consumer threads run the cell on E elements each, (sequence,
   // unit) = tid + i * 128 CW, and load those elements' gx (float32, from DRAM at large T * B: the input GEMM wrote it
