@@ -21,14 +21,14 @@
 // K-major B operand as stored).
 //
 // Tiling. A CTA owns MB rows of A (MB / terms sequences) and UB units: the NB = G*UB columns {g*H + u0 + j} (every gate
-// of its units, so the cell is local). CW = (MB / 64) * NS consumer warpgroups, warpgroup w computing rows [64 wr, 64
-// wr + 64) x columns [NW wc, NW wc + NW) of the tile (wr = w / NS, wc = w % NS, NW = NB / NS; one m64nNWk16 per k16; NS
-// = 2 for the 128-row tile, 1 for the 64-row one); one producer warp (the last) whose lane 0 issues the loads. K is
-// walked in k blocks of 64 (one 128-byte swizzle row) through an STAGES-deep ring: stage s holds A [MB][64] and W
-// [NB][64] (gate g's UB rows at row g*UB), filled by one TMA box for A and G boxes for W, completing on full[s]; the
-// consumer warps free it on empty[s] once their MMAs that read it have retired (wgmma.wait_group 1: the MMAs of the
-// next block stay in flight). After the loop the accumulators go to shared memory as float32 [MB][NB + 4] (over the
-// drained ring) and the consumer threads run the cell (lstm_unit_in / gru_unit_in / rnn_unit_in, the code of the
+// of its units, so the cell is local). MW = MB / 64 product warpgroups, warpgroup wr computing rows [64 wr, 64 wr +
+// 64) x all NB columns (one m64nNBk16 per k16); CW consumer warpgroups in all (the product ones first; the 128-row tile
+// adds two that join only the epilogue); one producer warp (the last) whose lane 0 issues the loads. K is walked in k
+// blocks of 64 (one 128-byte swizzle row) through an STAGES-deep ring: stage s holds A [MB][64] and W [NB][64] (gate
+// g's UB rows at row g*UB), filled by one TMA box for A and G boxes for W, completing on full[s]; the product warps
+// free it on empty[s] once their MMAs that read it have retired (wgmma.wait_group 1: the MMAs of the next block stay in
+// flight). After the loop the accumulators go to shared memory as float32 [MB][NB + 4] (over the drained ring) and the
+// consumer threads run the cell (lstm_unit_in / gru_unit_in / rnn_unit_in, the code of the
 // pointwise kernels) on (sequence, unit) pairs with gh(j) = row hi + row lo of that column: the same float operations
 // as the other step paths; only the product's own summation order differs. Padding: rows past M, units past H (their W
 // rows are the next gate's or zero-filled: their columns are never read) and k past K are zero-filled by the TMA unit.
@@ -251,16 +251,19 @@ struct Tile {
   static constexpr int NB = G * UB;
   static_assert(MB == 64 || MB == 128, "one or two consumer warpgroups");
   static_assert(UB % 8 == 0 && NB % 16 == 0 && NB <= 128, "wgmma N: whole 8-row swizzle atoms, <= 128");
-  // Consumer warpgroups: NS per 64-row block, each on NB / NS columns. The 128-row tile splits its columns in two, so
-  // that its epilogue's cell runs 4 elements per thread on 16 warps instead of 8 on 8 (session 27, run 10, float16 /
-  // bfloat16 inference at B = 256 H = 1024: LSTM 19.6-20.2 -> 19.4-19.8, GRU 18.7-19.3 -> 17.1). The 64-row tile does
-  // not: split into m64n32k16 / m64n24k16 it lost 9-13% at B = 64 H = 1024 (each warpgroup re-reads the A tile).
-  static constexpr int NS = MB == 128 ? 2 : 1;
-  static constexpr int CW = (MB / 64) * NS;
-  static constexpr int NW = NB / NS;              // columns per consumer warpgroup (the wgmma's N)
-  static constexpr int NTHREADS = CW * 128 + 32;  // + the producer warp
-  static constexpr int R = NW / 2;                // accumulators per consumer thread
-  static_assert(NW % 8 == 0 && (NW * kBK * 2) % 1024 == 0, "column halves: whole 8-row swizzle atoms");
+  // Consumer warpgroups: MW run the product, one per 64 rows on all NB columns (m64nNBk16); CW >= MW run the cell.
+  // The 128-row tile adds two warpgroups that join only the epilogue, so that its cell runs 4 elements per thread on
+  // 16 warps instead of 8 on 8, while its product keeps two m64n128k16 warpgroups. (Session 27 split the columns
+  // between four product warpgroups instead, m64n64k16: the cell 6.0 -> 4.1 µs, but the main loop 7.6 -> 8.9 µs at
+  // B = 256 H = 1024 LSTM: each pair re-reads its A rows from shared memory.) The 64-row tile keeps one warpgroup:
+  // split into m64n32k16 / m64n24k16 it lost 9-13% at B = 64 H = 1024.
+  // The producer warp: the first of the epilogue-only warpgroups where there are some (it idles in the main loop
+  // otherwise, and 16 warps leave 128 registers per thread where 17 leave 96, which spilled), else a warp of its own.
+  static constexpr int MW = MB / 64;
+  static constexpr int CW = MB == 128 ? 4 : 1;
+  static constexpr int PW = CW > MW ? MW * 4 : CW * 4;  // the producer's warp
+  static constexpr int NTHREADS = CW * 128 + (PW < CW * 4 ? 0 : 32);
+  static constexpr int R = NB / 2;  // accumulators per product thread
   static constexpr int A_BYTES = MB * kBK * 2, B_BYTES = NB * kBK * 2, STAGE = A_BYTES + B_BYTES;
   static constexpr int STAGES = (200 * 1024) / STAGE < 6 ? (200 * 1024) / STAGE : 6;
   static constexpr int CLD = NB + 4;  // epilogue row stride (floats)
@@ -281,7 +284,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
   __trap();  // built without sm_90a (CMAKE_CUDA_ARCHITECTURES other than the default 90a): wgmma does not exist
 #else
   using Cfg = Tile<CELL, MB, UB>;
-  constexpr int G = Cfg::G, R = Cfg::R, STAGES = Cfg::STAGES, CW = Cfg::CW;
+  constexpr int G = Cfg::G, R = Cfg::R, STAGES = Cfg::STAGES, CW = Cfg::CW, MW = Cfg::MW, PW = Cfg::PW;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* base =
       reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -297,7 +300,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       persist::mbar_init(&full[s], 1);
-      persist::mbar_init(&empty[s], CW * 4);  // one arrival per consumer warp
+      persist::mbar_init(&empty[s], MW * 4);  // one arrival per product warp
     }
     persist::fence_mbar_init_cluster();  // the initialisation visible to the TMA unit (async proxy)
   }
@@ -323,7 +326,8 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
   constexpr int CT = CW * 128, E = (MB / 2) * UB / CT;  // consumer threads; elements per consumer thread
   static_assert((MB / 2) * UB % CT == 0, "whole elements per consumer thread");
   CellInputs<CELL> in[E];
-  if (warp < CW * 4) {
+  // (The producer warp, where it runs the cell too, loads its inputs after issuing its loads.)
+  auto load_inputs = [&] {
     pdl_wait();
     if (staged) {
 #pragma unroll
@@ -342,13 +346,14 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
         }
       }
     }
-  }
+  };
+  if (warp < CW * 4 && warp != PW) load_inputs();
 
   float acc[R];
 #pragma unroll
   for (int i = 0; i < R; ++i) acc[i] = 0.f;
 
-  if (warp == CW * 4) {
+  if (warp == PW) {
     // Producer: lane 0 fills the ring. The first pre stages' W boxes go out before pdl_wait(), their A boxes (the
     // state the previous step writes) after it.
     if (lane == 0) {
@@ -376,15 +381,16 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
       pdl_wait();  // lanes 1-31 run the reduced-state cell (below) too
     }
     __syncwarp();
-  } else {
-    // Consumer warpgroup w: rows [64 wr, 64 wr + 64) x columns [NW wc, NW wc + NW) of the tile.
-    const int wr = (warp / 4) / Cfg::NS, wc = (warp / 4) % Cfg::NS;
+    if (PW < CW * 4) load_inputs();
+  } else if (warp < MW * 4) {
+    // Product warpgroup wr: rows [64 wr, 64 wr + 64) of the tile, all its columns.
+    const int wr = warp / 4;
     for (int kb = 0; kb < KB; ++kb) {
       const int s = kb % STAGES;
       mbar_wait(&full[s], unsigned((kb / STAGES) & 1));
       const unsigned char* st = base + size_t(s) * Cfg::STAGE;
       const unsigned char* as = st + wr * 64 * kBK * 2;
-      const unsigned char* bs = st + Cfg::A_BYTES + wc * Cfg::NW * kBK * 2;
+      const unsigned char* bs = st + Cfg::A_BYTES;
       mma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBK / 16; ++kk) mma_async<T>(acc, smem_desc(as + kk * 32), smem_desc(bs + kk * 32));
@@ -399,9 +405,9 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
   __syncthreads();  // every MMA has retired and every load into this CTA landed:
                     // Cs may overwrite the ring
 
-  if (warp < CW * 4) {
-    const int wr = (warp / 4) / Cfg::NS, wc = (warp / 4) % Cfg::NS, q = warp % 4;
-    const int r0 = 64 * wr + 16 * q + (lane >> 2), c0 = Cfg::NW * wc + 2 * (lane & 3);
+  if (warp < MW * 4) {
+    const int wr = warp / 4, q = warp % 4;
+    const int r0 = 64 * wr + 16 * q + (lane >> 2), c0 = 2 * (lane & 3);
 #pragma unroll
     for (int i = 0; i < R; ++i) {
       const int row = r0 + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + c0 + (i & 1);
