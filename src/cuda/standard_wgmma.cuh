@@ -11,8 +11,9 @@
 // pipe. This kernel is the same tiling with Hopper's loads and MMAs. Measured (H100, session 26): the MMAs are ~1.5 µs
 // of a ~19 µs kernel at B = 256 H = 1024 LSTM; the main loop (each block streams its own 128 state rows and 128 W rows
 // through L2: 64 MB per step there, ~8 TB/s) took 15.5K cycles and the cell 19K, until the cell's inputs were loaded
-// into registers before the main loop (below). Thread-block clusters sharing the operands by TMA multicast, and the
-// cell's inputs staged by bulk copies, were measured and not kept (docs/performance.md).
+// into registers before the main loop (below). Thread-block clusters sharing the operands by TMA multicast (sessions 26
+// and 28: halving either operand's L2 traffic made every row 1-7% slower; the main loop is bound by the product, not by
+// L2 bytes), and the cell's inputs staged by bulk copies, were measured and not kept (docs/performance.md).
 //
 // Operands (as standard_mma.cuh). A = the state slot read as M rows of K = H columns: split states are [B, 2H] slots
 // read as [2B, H] (row 2b = hi_b, 2b+1 = lo_b: terms = 2), the reduced-state math reads hi only ([B] rows of stride 2H:
@@ -532,9 +533,9 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 // with B * H > 65536 (B = 256 H = 512: LSTM 17.3-19.1 -> 11.6-11.8, GRU 12.3-18.6 -> 10.2-10.4) and H in (512, 1024]
 // with B >= 64 (B = 64 H = 1024: LSTM 15.6-30.6 -> 12.3-12.4, GRU 12.3-15.3 -> 10.9-11.1; B = 256: LSTM 21.0-21.5 ->
 // 20.9-21.5 inference, 58.5 -> 52.8 training). GRU at B = 256 H = 1024 joined the rule in session 27, with the 128-row
-// tile's columns split between two warpgroups (run 11, two processes: cuBLAS step 17.8-18.6 -> 17.0-17.2 inference,
-// 43.3-45.3 -> 43.0-44.1 training; it lost before, 17.8-19.2 -> 20.0-20.5). It loses at H = 2048 (B = 256: 42-54 ->
-// 52-65): every block streams its own 128 x H state rows and W rows through L2 each step.
+// tile's cell on four warpgroups (run 11, two processes: cuBLAS step 17.8-18.6 -> 17.0-17.2 inference, 43.3-45.3 ->
+// 43.0-44.1 training; it lost before, 17.8-19.2 -> 20.0-20.5; session 28's epilogue-only warpgroups: 16.3-16.5). It
+// loses at H = 2048 (B = 256: 42-54 -> 52-65 in session 27): its product there is twice cuBLAS's at the same rate.
 inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor, bool mma_rule) {
   if (!wgmma_step_applies(d, dt, cc_major, cc_minor)) return false;
   const int o = wgmma_override();
