@@ -24,7 +24,7 @@
 // Tiling. A CTA owns MB rows of A (MB / terms sequences) and UB units: the NB = G*UB columns {g*H + u0 + j} (every gate
 // of its units, so the cell is local). MW = MB / 64 product warpgroups, warpgroup wr computing rows [64 wr, 64 wr +
 // 64) x all NB columns (one m64nNBk16 per k16); CW consumer warpgroups in all (the product ones first; the 128-row tile
-// adds two that join only the epilogue); one producer warp (the last) whose lane 0 issues the loads. K is walked in k
+// adds two that join only the epilogue); one producer warp whose lane 0 issues the loads (Tile::PW). K is walked in k
 // blocks of 64 (one 128-byte swizzle row) through an STAGES-deep ring: stage s holds A [MB][64] and W [NB][64] (gate
 // g's UB rows at row g*UB), filled by one TMA box for A and G boxes for W, completing on full[s]; the product warps
 // free it on empty[s] once their MMAs that read it have retired (wgmma.wait_group 1: the MMAs of the next block stay in
@@ -250,7 +250,7 @@ template <int CELL, int MB, int UB>
 struct Tile {
   static constexpr int G = Gates<CELL>::value;
   static constexpr int NB = G * UB;
-  static_assert(MB == 64 || MB == 128, "one or two consumer warpgroups");
+  static_assert(MB == 64 || MB == 128, "one or two product warpgroups");
   static_assert(UB % 8 == 0 && NB % 16 == 0 && NB <= 128, "wgmma N: whole 8-row swizzle atoms, <= 128");
   // Consumer warpgroups: MW run the product, one per 64 rows on all NB columns (m64nNBk16); CW >= MW run the cell.
   // The 128-row tile adds two warpgroups that join only the epilogue, so that its cell runs 4 elements per thread on
