@@ -40,11 +40,12 @@
 // pointwise (0) or to the fused step kernels wherever they apply (1); unset = the measured rule in
 // standard_fused.cuh.
 // OPENRNN_STD_MMA=0|1 (read once per process): float16/bfloat16 steps never / wherever it applies on the tensor-core
-// step kernel (standard_mma.cuh); unset = its measured rule, use_mma_step().
+// step kernel (standard_mma.cuh); unset = its measured rule, use_mma_step(). OPENRNN_STD_MMA_BWD=0|1: the same for
+// the tensor-core backward step kernel (standard_mma.cuh, mma_bwd_kernel); unset = use_mma_bwd().
 // OPENRNN_STD_WGMMA=0|1 (read once per process): the same for the Hopper (wgmma + TMA) step kernel
 // (standard_wgmma.cuh), which takes precedence over the mma.sync one; unset = use_wgmma_step(). OPENRNN_STD_TRACE=1:
 // its block shape on stderr.
-// OPENRNN_STD_PDL=0 (read once per process): both 16-bit step kernels launched plainly; unset = every step after a
+// OPENRNN_STD_PDL=0 (read once per process): the 16-bit step kernels launched plainly; unset = every step after a
 // layer and direction's first is a programmatic dependent of the one before it (std_step_pdl, standard_plan.h).
 // OPENRNN_STD_WAVEFRONT=0|N (read once per process): STANDARD's layer wavefront off, or on with chunks of N steps
 // wherever it applies (one direction, L >= 2); unset = the measured rule, std_wavefront() in standard_algo.cu.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "standard_fused.cuh"
+#include "standard_mma.cuh"
 #include "standard_kernels.cuh"
 
 namespace openrnn {
@@ -64,8 +65,16 @@ class BwdRun {
     cB_ = static_cast<long long>(B) * H;
     gB_ = static_cast<long long>(B) * GH;
     hsB_ = static_cast<long long>(B) * d.hs_ld();  // one state slot (split pairs for 16-bit types)
-    fused_ = use_fused_bwd(d, rnn.cfg.data_type);
     dGrec_ = d.gru_lbr ? dGh_ : dG_;  // recurrent-side gradient: what multiplies W_hh
+    // Per-step kernels that fold dG W_hh into the step: the tensor-core one for 16-bit types (standard_mma.cuh; it
+    // reads dG and W_hh^T in 16-byte chunks), else the CUDA-core one at small B (standard_fused.cuh). Both use the
+    // transposed copy of W_hh.
+    if constexpr (sizeof(T) == 2) {
+      const bool aligned = reinterpret_cast<uintptr_t>(dGrec_) % 16 == 0 && s.b_wt[lane] != kAbsent &&
+                           reinterpret_cast<uintptr_t>(region<T>(ws, s.b_wt[lane])) % 16 == 0;
+      mma_ = aligned && use_mma_bwd(d, rnn.cfg.data_type);
+    }
+    fused_ = mma_ || use_fused_bwd(d, rnn.cfg.data_type);
     if (fused_) Wt_ = region<T>(ws, s.b_wt[lane]);
 
     BwdStep<T, S>& p = p_;
@@ -118,7 +127,14 @@ class BwdRun {
         if (fused_) {
           // dh[cur] holds the carried part; the kernel adds dG(previous step) W_hh itself.
           const T* dGn = k == 0 ? nullptr : dGrec_ + (dir_ == 0 ? t + 1 : t - 1) * gB_;
-          fused_backward_step(d, p, Wt_, dGn, ctx_.device, st_);
+          bool done = false;
+          if constexpr (sizeof(T) == 2) {
+            if (mma_) {  // a programmatic dependent of the previous step (the kernel before it on st_), as forward
+              mma_backward_step(d, p, Wt_, dGn, k > k0 && std_step_pdl(), ctx_.device, st_);
+              done = true;
+            }
+          }
+          if (!done) fused_backward_step(d, p, Wt_, dGn, ctx_.device, st_);
           cur_ = 1 - cur_;
           continue;
         }
@@ -197,7 +213,8 @@ class BwdRun {
   const T* dGrec_ = nullptr;
   S *dh_[2] = {}, *dc_[2] = {}, *dhtil_ = nullptr, *d_rh_ = nullptr;
   long long hB_ = 0, cB_ = 0, gB_ = 0, hsB_ = 0;
-  bool fused_ = false;
+  bool fused_ = false;  // one kernel per step (mma_: the tensor-core one)
+  bool mma_ = false;
   int cur_ = 0;  // dh_[cur_] / dc_[cur_]: gradient w.r.t. the state after the step being processed
   BwdStep<T, S> p_{};
 };

@@ -140,12 +140,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_fwd_kernel(const FwdStep<
     const int u = u0 + uu, b = b0 + j;
     if (u < H && b < p.B) {
       auto gh = [&](int r) { return gsum[((r / H) * U + uu) * kFusedBT + j]; };
-      if constexpr (CELL == 0)
-        lstm_unit(p, b, u, gh);
-      else if constexpr (CELL == 1)
-        gru_unit(p, b, u, gh);
-      else
-        rnn_unit(p, b, u, gh);
+      cell_unit<CELL>(p, b, u, gh);
     }
   }
 }
@@ -181,12 +176,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_bwd_kernel(const BwdStep<
     const int u = u0 + uu, b = b0 + j;
     if (u < H && b < p.B) {
       const float dhn = p.dh_next[(long long)b * H + u] + gsum[uu * kFusedBT + j];
-      if constexpr (CELL == 0)
-        lstm_bwd_unit(p, b, u, dhn);
-      else if constexpr (CELL == 1)
-        gru_bwd_unit(p, b, u, dhn);
-      else
-        rnn_bwd_unit(p, b, u, dhn);
+      cell_bwd_unit<CELL>(p, b, u, dhn);
     }
   }
 }

@@ -526,5 +526,26 @@ __global__ void rnn_bwd_kernel(const BwdStep<T, S> p) {
   rnn_bwd_unit(p, idx / p.H, idx % p.H, p.dh_next[idx]);
 }
 
+// The cell of a step kernel by its template number (CELL: 0 LSTM without projection, 1 GRU linear-before-reset,
+// 2 RNN): forward (gh: the recurrent product of gate row j) and backward (dhn as for lstm_bwd_unit) of unit (b, u).
+template <int CELL, typename T, typename S, typename GhFn>
+__device__ __forceinline__ void cell_unit(const FwdStep<T, S>& p, int b, int u, GhFn gh) {
+  if constexpr (CELL == 0)
+    lstm_unit(p, b, u, gh);
+  else if constexpr (CELL == 1)
+    gru_unit(p, b, u, gh);
+  else
+    rnn_unit(p, b, u, gh);
+}
+template <int CELL, typename T, typename S>
+__device__ __forceinline__ void cell_bwd_unit(const BwdStep<T, S>& p, int b, int u, S dhn) {
+  if constexpr (CELL == 0)
+    lstm_bwd_unit(p, b, u, dhn);
+  else if constexpr (CELL == 1)
+    gru_bwd_unit(p, b, u, dhn);
+  else
+    rnn_bwd_unit(p, b, u, dhn);
+}
+
 }  // namespace cuda
 }  // namespace openrnn

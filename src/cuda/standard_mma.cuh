@@ -62,6 +62,79 @@ struct Pipe {
 // again what the fewer iterations won (docs/performance.md, session 29).
 using StepPipe = Pipe<64, 4>;
 
+// A block's cp.async k pipeline: STG stages in shared memory (`stages`), each ROWS rows of BK k values at row stride
+// LDS: the block's A rows [0, MA), then its W rows; KT = ceil(K / BK) slices. This thread's 16-byte chunks of a stage
+// are fixed for the whole loop (only k0 moves): chunk c is row r at k offset kc; src: the row's element kc (row(r)
+// gives the row's first element, nullptr for a padding row); lim: the chunk is inside K while k0 < lim (0 for a
+// padding row). Precomputed so that the loop issues one add and one cp.async per chunk; chunks past K or of padding
+// rows are zero-filled, so they add 0.
+template <typename T, int ROWS, int MA, int BK, int LDS, int STG, int NTH>
+struct KPipe {
+  static constexpr int CH = BK / 8, NCH = ROWS * CH, CPT = (NCH + NTH - 1) / NTH, STAGE = ROWS * LDS;
+  const T* src[CPT];
+  int off[CPT], lim[CPT];
+  const T* dummy;  // a valid address for the zero-filling copies
+  T* stages;
+  int tid, KT;
+
+  template <typename RowFn>
+  __device__ __forceinline__ KPipe(T* smem, int thread, int K, const T* valid, RowFn row)
+      : dummy(valid), stages(smem), tid(thread), KT((K + BK - 1) / BK) {
+#pragma unroll
+    for (int c = 0; c < CPT; ++c) {
+      const int i = tid + c * NTH;
+      const int r = i / CH, kc = (i % CH) * 8;
+      const T* rp = i < NCH ? row(r) : nullptr;
+      src[c] = rp ? rp + kc : valid;
+      off[c] = r * LDS + kc;
+      lim[c] = rp ? K - kc : 0;
+    }
+  }
+  // Stage s gets slice k0; parts: 1 the A chunks, 2 the W chunks, 3 both.
+  __device__ __forceinline__ void load(int s, int k0, int parts) const {
+    T* st = stages + s * STAGE;
+#pragma unroll
+    for (int c = 0; c < CPT; ++c) {
+      const int i = tid + c * NTH;
+      if (i < NCH && (parts & (i / CH < MA ? 1 : 2))) {
+        const bool ok = k0 < lim[c];
+        cp_async16_zfill(st + off[c], ok ? src[c] + k0 : dummy, ok ? 16 : 0);
+      }
+    }
+  }
+  // The first STG - 1 slices in flight. Programmatic dependent launch (pdl = 1: the block may have started while the
+  // previous step's grid still runs): before pdl_wait() only the W rows are read (the caller's W is never written by
+  // the step before), the first stages' W chunks; their A chunks (what the previous step writes) follow it, in the
+  // first stage's commit group. Without pdl, each stage's chunks go out together.
+  __device__ __forceinline__ void prologue(int pdl) const {
+    if (pdl) {
+#pragma unroll
+      for (int s = 0; s < STG - 1; ++s)
+        if (s < KT) load(s, s * BK, 2);
+      pdl_wait();
+    }
+#pragma unroll
+    for (int s = 0; s < STG - 1; ++s) {
+      if (s < KT) load(s, s * BK, pdl ? 1 : 3);
+      cp_async_commit();
+    }
+  }
+  // Every slice in k order: wait until it has landed, refill the stage freed by the slice before it, mul(stage).
+  // Ends with all copies complete; the caller syncs before reusing the stages.
+  template <typename Mul>
+  __device__ __forceinline__ void loop(Mul mul) const {
+    for (int kt = 0; kt < KT; ++kt) {
+      cp_async_wait<STG - 2>();  // slice kt has landed (this thread's copies) ...
+      __syncthreads();           // ... and everyone's; slice kt-1's stage is free again
+      const int nk = kt + STG - 1;
+      if (nk < KT) load(nk % STG, nk * BK, 3);
+      cp_async_commit();
+      mul(static_cast<const T*>(stages + (kt % STG) * STAGE));
+    }
+    cp_async_wait_all();
+  }
+};
+
 template <int CELL>  // 0 LSTM, 1 GRU linear-before-reset, 2 RNN
 struct Gates {
   static constexpr int value = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
@@ -97,69 +170,22 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, PP>::NTHREADS)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* stages = reinterpret_cast<T*>(smem_raw);      // [kStages][MB + NB][kLds]: A rows, then W rows
   float* Cs = reinterpret_cast<float*>(smem_raw);  // epilogue [MB][CLD], after the pipeline drained
-  constexpr int kStageElems = (MB + NB) * kLds;
 
   const int H = p.H, K = p.Hout, M = p.B * terms;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int wm = warp % Cfg::WM, wg = warp / Cfg::WM;
   const int u0 = blockIdx.x * UB, m0 = blockIdx.y * MB;
 
-  // This thread's 16-byte chunks of a stage, fixed for the whole k loop (only k0 moves): chunk c is row r of the
-  // stage (A row m0 + r, or W row g*H + u of tile column r - MB) at k offset kc. src: the row's element kc; lim:
-  // the chunk is inside K while k0 < lim (0 for a padding row or a chunk past the table). Precomputed so that the
-  // loop issues one add and one cp.async per chunk.
-  constexpr int CH = kBK / 8;
-  constexpr int NCH = (MB + NB) * CH;
-  constexpr int CPT = (NCH + NTH - 1) / NTH;
-  const T* csrc[CPT];
-  int coff[CPT], clim[CPT];
-#pragma unroll
-  for (int c = 0; c < CPT; ++c) {
-    const int i = tid + c * NTH;
-    const int r = i / CH, kc = (i % CH) * 8;
-    const T* row = nullptr;
-    if (i < NCH) {
-      if (r < MB) {
-        const int m = m0 + r;  // split state: slot row m / terms (stride 2K), term m % terms (offset K)
-        if (m < M) row = p.hin + (long long)(m / terms) * (2 * K) + (m % terms) * K;
-      } else {
-        const int n = r - MB, g = n / UB, u = u0 + n % UB;
-        if (u < H) row = W + (long long)(g * H + u) * K;
-      }
+  // The stage's rows: A row m0 + r (r < MB), then W row g*H + u of tile column r - MB.
+  const KPipe<T, MB + NB, MB, kBK, kLds, kStages, NTH> pipe(stages, tid, K, W, [&](int r) -> const T* {
+    if (r < MB) {
+      const int m = m0 + r;  // split state: slot row m / terms (stride 2K), term m % terms (offset K)
+      return m < M ? p.hin + (long long)(m / terms) * (2 * K) + (m % terms) * K : nullptr;
     }
-    csrc[c] = row ? row + kc : W;
-    coff[c] = r * kLds + kc;
-    clim[c] = row ? K - kc : 0;
-  }
-  // parts: 1 the A (state) chunks, 2 the W chunks, 3 both.
-  auto load_stage = [&](int s, int k0, int parts) {
-    T* st = stages + s * kStageElems;
-#pragma unroll
-    for (int c = 0; c < CPT; ++c) {
-      const int i = tid + c * NTH;
-      if (i < NCH && (parts & (i / CH < MB ? 1 : 2))) {
-        const bool ok = k0 < clim[c];
-        cp_async16_zfill(st + coff[c], ok ? csrc[c] + k0 : W, ok ? 16 : 0);
-      }
-    }
-  };
-
-  // Programmatic dependent launch (pdl = 1: launch() made this block a dependent of the previous step): it may have
-  // started while the previous step's grid still runs. Before pdl_wait() it reads only W_hh (never written by a
-  // forward call): the first stages' W chunks; their A chunks (the state the previous step writes) follow it, in the
-  // first stage's commit group. Without pdl, each stage's chunks go out together.
-  const int KT = (K + kBK - 1) / kBK;
-  if (pdl) {
-#pragma unroll
-    for (int s = 0; s < kStages - 1; ++s)
-      if (s < KT) load_stage(s, s * kBK, 2);
-    pdl_wait();
-  }
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < KT) load_stage(s, s * kBK, pdl ? 1 : 3);
-    cp_async_commit();
-  }
+    const int n = r - MB, g = n / UB, u = u0 + n % UB;
+    return u < H ? W + (long long)(g * H + u) * K : nullptr;
+  });
+  pipe.prologue(pdl);
 
   // Split state (terms == 2): the cell's other inputs (gx, LSTM's c or GRU's h) of this thread's elements
   // (sequence, unit) = tid + i * NTH, into registers before the main loop so that the loads complete under it.
@@ -177,20 +203,12 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, PP>::NTHREADS)
   float acc[MT][NT][4];
   zero_acc(acc);
 
-  for (int kt = 0; kt < KT; ++kt) {
-    cp_async_wait<kStages - 2>();  // slice kt has landed (this thread's copies) ...
-    __syncthreads();               // ... and everyone's; slice kt-1's stage is free again
-    {
-      const int nk = kt + kStages - 1;
-      if (nk < KT) load_stage(nk % kStages, nk * kBK, 3);
-      cp_async_commit();
-    }
-    const T* as = stages + (kt % kStages) * kStageElems + (wm * TM) * kLds;
-    const T* bs = stages + (kt % kStages) * kStageElems + (MB + wg * UB) * kLds;
+  pipe.loop([&](const T* st) {
+    const T* as = st + (wm * TM) * kLds;
+    const T* bs = st + (MB + wg * UB) * kLds;
 #pragma unroll
     for (int kk = 0; kk < kBK; kk += 16) warp_k16<T, MT, NT>(acc, as + kk, kLds, bs + kk, kLds, lane);
-  }
-  cp_async_wait_all();
+  });
   // The next step's blocks may start now, while this one runs its cell. Not at the kernel's start: several blocks of
   // this kernel fit on an SM, so an early trigger lets the steps after it start and wait too, a chain of waiting grids
   // piled onto whatever SMs have room (session 27, run 2, float16 inference, against no dependent launch: triggered at
@@ -221,12 +239,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, PP>::NTHREADS)
     if (b >= p.B || u >= H) continue;
     const float* c0 = Cs + bl * Cfg::CLD + ul;
     auto gh = [c0, H](int j) { return c0[(j / H) * UB]; };
-    if constexpr (CELL == 0)
-      lstm_unit(p, b, u, gh);
-    else if constexpr (CELL == 1)
-      gru_unit(p, b, u, gh);
-    else
-      rnn_unit(p, b, u, gh);
+    cell_unit<CELL>(p, b, u, gh);
   }
   (void)G;
 }
@@ -263,6 +276,106 @@ void launch_cell(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, in
     launch<T, CELL, 32, 16, StepPipe>(p, W, terms, pdl, device, st);
   else
     launch<T, CELL, 32, 8, StepPipe>(p, W, terms, pdl, device, st);
+}
+
+// ---- backward ---------------------------------------------------------------------------------------------------
+//
+// One backward step on tensor cores, the fused kernel's work (standard_fused.cuh, fused_bwd_kernel) with the product on
+// mma.sync: for step t, dh_next[b][u] = E[b][u] + sum_j dGn[b][j] W_hh[j][u] (E: the carried part the previous step
+// wrote into p.dh_next; dGn [B, K = G*H]: the recurrent-side pre-activation gradient of the previously processed step,
+// null on the first; Wt = W_hh^T [H, K], the copy the fused path makes once per call), then the cell's backward on it
+// (lstm_bwd_unit / gru_bwd_unit / rnn_bwd_unit), writing dG of step t and the new carried part p.dh_prev.
+//
+// Tiling. A block owns MB sequences (M = B rows of dGn) and 8 units (one n8 column tile of Wt rows). The product is
+// thin (M <= 64, N = 8) and deep (K = G*H up to 8192), so the block's KW = 8 warps split K, not M or N: a stage holds
+// BK = KW * BKW columns of k (BKW = 64, 32 for 64-row blocks: 150 KB of shared memory), warp w multiplies columns
+// [BKW w, BKW (w + 1)) of every stage, and the 8 partial tiles are summed in shared memory in warp order (fixed
+// order: deterministic). 4 stages: at MB <= 32 and K <= 2048 the whole K is in flight at once. Rows are padded by 8
+// halves (conflict-free ldmatrix, as the forward's).
+// Requirements: H % 8 == 0, dGn and Wt 16-byte aligned (the caller checks).
+constexpr int kBwdUB = 8, kBwdKW = 8, kBwdStages = 4;
+
+template <int MB>
+struct BwdTile {
+  static constexpr int NTH = kBwdKW * 32;
+  static constexpr int ROWS = MB + kBwdUB;
+  static constexpr int MT = MB / 16;
+  static constexpr int BKW = MB >= 64 ? 32 : 64, BK = kBwdKW * BKW, LDS = BK + 8;
+  static constexpr size_t pipe_bytes = size_t(kBwdStages) * ROWS * LDS * 2;
+  static constexpr size_t red_bytes = size_t(kBwdKW) * MB * kBwdUB * 4;  // the warps' partial tiles
+  static constexpr size_t smem_bytes = pipe_bytes > red_bytes ? pipe_bytes : red_bytes;
+  static_assert(MB % 16 == 0, "whole m16 tiles");
+};
+
+template <typename T, int CELL, int MB>
+__global__ void __launch_bounds__(BwdTile<MB>::NTH)
+    mma_bwd_kernel(const BwdStep<T, float> p, const T* __restrict__ Wt, const T* __restrict__ dGn, int pdl) {
+  using Cfg = BwdTile<MB>;
+  constexpr int NTH = Cfg::NTH, MT = Cfg::MT, UB = kBwdUB, BKW = Cfg::BKW, BK = Cfg::BK, LDS = Cfg::LDS;
+  constexpr int G = Gates<CELL>::value;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* stages = reinterpret_cast<T*>(smem_raw);      // [kBwdStages][MB + UB][LDS]: dGn rows, then Wt rows
+  float* red = reinterpret_cast<float*>(smem_raw);  // [KW][MB][UB], after the pipeline drained
+  const int H = p.H, K = G * H;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int u0 = blockIdx.x * UB, b0 = blockIdx.y * MB;
+
+  float acc[MT][1][4];
+  zero_acc(acc);
+  if (dGn) {
+    const KPipe<T, MB + UB, MB, BK, LDS, kBwdStages, NTH> pipe(stages, tid, K, Wt, [&](int r) -> const T* {
+      if (r < MB) return b0 + r < p.B ? dGn + (long long)(b0 + r) * K : nullptr;
+      return u0 + r - MB < H ? Wt + (long long)(u0 + r - MB) * K : nullptr;
+    });
+    pipe.prologue(pdl);  // before pdl_wait() only Wt (written before the first step) is read; dGn after it
+    pipe.loop([&](const T* st) {
+      const T* as = st + warp * BKW;
+      const T* bs = as + MB * LDS;
+#pragma unroll
+      for (int kk = 0; kk < BKW; kk += 16) warp_k16<T, MT, 1>(acc, as + kk, LDS, bs + kk, LDS, lane);
+    });
+  } else if (pdl) {
+    pdl_wait();
+  }
+  if (pdl) pdl_trigger();
+  __syncthreads();  // the pipeline buffers are free: the partial tiles may overwrite them
+  store_acc<MT, 1>(acc, red + warp * MB * UB, UB, 0, 0, lane);
+  __syncthreads();
+
+  for (int e = tid; e < MB * UB; e += NTH) {  // element (sequence bl, unit ul), units fastest
+    const int bl = e / UB, ul = e % UB, b = b0 + bl, u = u0 + ul;
+    if (b < p.B && u < H) {
+      float sum = 0.f;
+#pragma unroll
+      for (int w = 0; w < kBwdKW; ++w) sum += red[(w * MB + bl) * UB + ul];
+      const float dhn = p.dh_next[(long long)b * H + u] + sum;
+      cell_bwd_unit<CELL>(p, b, u, dhn);
+    }
+  }
+}
+
+template <typename T, int CELL, int MB>
+void launch_bwd(const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl, int device, cudaStream_t st) {
+  using Cfg = BwdTile<MB>;
+  const dim3 grid((p.H + kBwdUB - 1) / kBwdUB, (p.B + MB - 1) / MB);
+  {
+    static std::mutex m;
+    static std::vector<int> done;
+    allow_smem(reinterpret_cast<const void*>(&mma_bwd_kernel<T, CELL, MB>), device, Cfg::smem_bytes, m, done, true);
+  }
+  launch_step(&mma_bwd_kernel<T, CELL, MB>, grid, dim3(Cfg::NTH), Cfg::smem_bytes, st, pdl, p, Wt, dGn, pdl ? 1 : 0);
+  OPENRNN_LAUNCH_CHECK("mma_bwd_kernel");
+}
+
+// Rows per block: the fewest whole m16 tiles that hold B, at most 64 (more blocks along B beyond that).
+template <typename T, int CELL>
+void launch_bwd_cell(const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl, int device, cudaStream_t st) {
+  if (p.B <= 16)
+    launch_bwd<T, CELL, 16>(p, Wt, dGn, pdl, device, st);
+  else if (p.B <= 32)
+    launch_bwd<T, CELL, 32>(p, Wt, dGn, pdl, device, st);
+  else
+    launch_bwd<T, CELL, 64>(p, Wt, dGn, pdl, device, st);
 }
 
 }  // namespace mma
@@ -303,6 +416,38 @@ void mma_forward_step(const StdDims& d, const FwdStep<T, float>& p, const T* W, 
     mma::launch_cell<T, 1>(p, W, terms, pdl, device, st);
   else
     mma::launch_cell<T, 2>(p, W, terms, pdl, device, st);
+}
+
+// OPENRNN_STD_MMA_BWD (developer switch, read once): "0" never use the tensor-core backward step kernel, "1" use it
+// wherever it applies, unset/other: the rule of use_mma_bwd().
+inline int mma_bwd_override() {
+  static const int v = env_switch01("OPENRNN_STD_MMA_BWD");
+  return v;
+}
+// Where the tensor-core backward step applies: as the forward's (mma_step_applies). The caller also needs dGn and
+// W_hh^T 16-byte aligned. Measured rule (session 29, run 12, H100, float16 training, graph replay, µs/step, against
+// the previous path: the CUDA-core fused kernel at B <= 16 with H <= 512, else cuBLAS GEMM + pointwise): it wins at
+// B = 16 (H = 256 14.1 -> 8.4 LSTM, 12.5 -> 7.8 GRU; H = 512 19.2 -> 8.8, 16.5 -> 9.4; H = 1024 19.0 -> 18.0,
+// 17.0 -> 15.5) and at B = 64 H = 256 (11.2 -> 11.0, 10.1 -> 9.3). It loses where its one n8 column of units per
+// block reads dG once per 8 units: B = 64 at H = 512 (15.8 -> 17.0) and H = 1024 (25.8 -> 34.4), B = 256 (1.1-2.4x
+// slower), B = 16 H = 2048 (29.9 -> 46.0).
+inline bool use_mma_bwd(const StdDims& d, openrnn_data_type dt) {
+  if (!mma_step_applies(d, dt)) return false;
+  const int o = mma_bwd_override();
+  if (o >= 0) return o == 1;
+  return d.H <= 256 ? d.B <= 64 : d.B <= 16 && d.H <= 1024;
+}
+
+// One backward step on the tensor-core kernel; pdl: as mma_forward_step.
+template <typename T>
+void mma_backward_step(const StdDims& d, const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl, int device,
+                       cudaStream_t st) {
+  if (d.lstm)
+    mma::launch_bwd_cell<T, 0>(p, Wt, dGn, pdl, device, st);
+  else if (d.gru_lbr)
+    mma::launch_bwd_cell<T, 1>(p, Wt, dGn, pdl, device, st);
+  else
+    mma::launch_bwd_cell<T, 2>(p, Wt, dGn, pdl, device, st);
 }
 
 }  // namespace cuda

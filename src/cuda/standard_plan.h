@@ -132,8 +132,9 @@ inline int env_int(const char* name) {
 }
 
 // OPENRNN_STD_PDL (developer switch, read once): "0" launches the 16-bit step kernels (standard_mma.cuh,
-// standard_wgmma.cuh) plainly; otherwise every step after a layer and direction's first is a programmatic dependent
-// of the step before it (it loads its first W_hh stages while that step finishes; docs/performance.md, session 27).
+// standard_wgmma.cuh; forward, and the tensor-core backward step) plainly; otherwise every step after a layer and
+// direction's first is a programmatic dependent of the step before it (it loads its first W_hh (backward: W_hh^T)
+// stages while that step finishes; docs/performance.md, sessions 27 and 29).
 inline bool std_step_pdl() {
   static const bool on = env_switch01("OPENRNN_STD_PDL") != 0;
   return on;

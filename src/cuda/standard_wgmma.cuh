@@ -438,12 +438,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
       if (b >= p.B || u >= H) continue;
       const float* c = Cs + bl * Cfg::CLD + ul;  // one row per sequence
       auto gh = [c, H](int j) { return c[(j / H) * UB]; };
-      if constexpr (CELL == 0)
-        lstm_unit(p, b, u, gh);
-      else if constexpr (CELL == 1)
-        gru_unit(p, b, u, gh);
-      else
-        rnn_unit(p, b, u, gh);
+      cell_unit<CELL>(p, b, u, gh);
     }
   }
 #endif
