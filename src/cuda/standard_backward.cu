@@ -72,7 +72,8 @@ class BwdRun {
     if constexpr (sizeof(T) == 2) {
       const bool aligned = reinterpret_cast<uintptr_t>(dGrec_) % 16 == 0 && s.b_wt[lane] != kAbsent &&
                            reinterpret_cast<uintptr_t>(region<T>(ws, s.b_wt[lane])) % 16 == 0;
-      mma_ = aligned && use_mma_bwd(d, rnn.cfg.data_type);
+      mma_ = aligned && use_mma_bwd(d, rnn.cfg.data_type) &&
+             mma::bwd_smem(d.B) <= static_cast<size_t>(ctx.props.sharedMemPerBlockOptin);
     }
     fused_ = mma_ || use_fused_bwd(d, rnn.cfg.data_type);
     if (fused_) Wt_ = region<T>(ws, s.b_wt[lane]);

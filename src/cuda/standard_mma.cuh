@@ -368,6 +368,11 @@ void launch_bwd(const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl,
 }
 
 // Rows per block: the fewest whole m16 tiles that hold B, at most 64 (more blocks along B beyond that).
+// bwd_smem(B): the shared memory that block shape needs (99.8 KB at B <= 16, 166 KB at B <= 32, 152 KB beyond: the
+// caller keeps the CUDA-core kernel on devices that allow less per block).
+inline size_t bwd_smem(int B) {
+  return B <= 16 ? BwdTile<16>::smem_bytes : (B <= 32 ? BwdTile<32>::smem_bytes : BwdTile<64>::smem_bytes);
+}
 template <typename T, int CELL>
 void launch_bwd_cell(const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl, int device, cudaStream_t st) {
   if (p.B <= 16)
