@@ -14,8 +14,8 @@
 // Tiling. A block owns MB rows of A (MB / terms sequences) and UB units: the N = G*UB columns {g*H + u0 + j}, so
 // every gate of its units is in the block and the cell update is local. Warps: WM along M times G along N (warp
 // (wm, g) computes rows [wm*TM, (wm+1)*TM) of gate g's UB columns). K is walked in BK = 64 slices through a
-// 4-stage cp.async pipeline (Pipe, StepPipe; rows padded to 72 halves: the 8 rows an ldmatrix phase reads fall in
-// distinct bank groups). After the loop the accumulators go to shared memory as float32 [MB][NB + 8] (reusing the
+// 4-stage cp.async pipeline (KPipe; rows padded to 72 halves: the 8 rows an ldmatrix phase reads fall in distinct
+// bank groups). After the loop the accumulators go to shared memory as float32 [MB][NB + 8] (reusing the
 // pipeline buffers), and each thread runs the cell (lstm_unit / gru_unit / rnn_unit, the code of the GEMM +
 // pointwise path) on one (sequence, unit) with gh(j) = row hi + row lo of that column: same float operations in the
 // same order as the pointwise kernels, only the product's own summation order differs from cuBLAS's.
@@ -47,20 +47,14 @@ inline int mma_override() {
 
 namespace mma {
 
-// The k pipeline: BK columns of k per stage (BK / 16 m16n8k16 steps per warp), ST stages in shared memory, ST - 1 of
-// them in flight while one is multiplied. Rows are padded by 8 halves (BK + 8: a row stride of 16 bytes mod 128, so
-// the 8 rows an ldmatrix phase reads fall in distinct bank groups). Any BK gives the same k order of the mma steps,
-// so the same bits.
-template <int BK_, int ST_>
-struct Pipe {
-  static constexpr int BK = BK_, ST = ST_, LDS = BK_ + 8;
-  static_assert(BK % 16 == 0 && ST >= 2, "pipeline: whole k16 steps, two stages at least");
-};
-// The step kernel's pipeline: 4 stages of 64. Session 29, run 1 (H100, float16, graph replay, µs/step) measured
+// The step kernel's k pipeline: BK = 64 columns of k per stage (4 m16n8k16 steps per warp), 4 stages in shared
+// memory, 3 of them in flight while one is multiplied. Rows are padded by 8 halves (a row stride of 16 bytes mod 128,
+// so the 8 rows an ldmatrix phase reads fall in distinct bank groups). Any BK gives the same k order of the mma
+// steps, so the same bits. Session 29, run 1 (H100, float16, graph replay, µs/step) measured
 // 32 x 4 (the first form), 64 x 4, 64 x 8, 128 x 4 and 64 x 6 on every tile the rule picks: 64 x 4 was the fastest
 // or within 2% on all rows (LSTM B = 16 H = 1024 8.78 -> 6.51, B = 64 H = 512 6.24 -> 5.28); the deeper ones lost
 // again what the fewer iterations won (docs/performance.md, session 29).
-using StepPipe = Pipe<64, 4>;
+constexpr int kBK = 64, kStages = 4, kLds = kBK + 8;
 
 // A block's cp.async k pipeline: STG stages in shared memory (`stages`), each ROWS rows of BK k values at row stride
 // LDS: the block's A rows [0, MA), then its W rows; KT = ceil(K / BK) slices. This thread's 16-byte chunks of a stage
@@ -140,8 +134,8 @@ struct Gates {
   static constexpr int value = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
 };
 
-// Block shape: MB rows of A, UB units, WM warps along M (G along N); PP its k pipeline.
-template <int CELL, int MB, int UB, typename PP>
+// Block shape: MB rows of A, UB units, WM warps along M (G along N).
+template <int CELL, int MB, int UB>
 struct Tile {
   static constexpr int G = Gates<CELL>::value;
   static constexpr int WM = G == 1 ? MB / 16 : 2;
@@ -153,7 +147,6 @@ struct Tile {
   static constexpr int NT = UB / 8;   // n8 tiles per warp
   static constexpr int CLD = NB + 8;  // epilogue row stride (floats)
   static_assert(TM % 16 == 0 && UB % 8 == 0, "warp tile: whole m16 and n8 tiles");
-  static constexpr int kBK = PP::BK, kStages = PP::ST, kLds = PP::LDS;
   static constexpr size_t pipe_bytes = size_t(kStages) * (MB + NB) * kLds * 2;
   static constexpr size_t epi_bytes = size_t(MB) * CLD * 4;
   static constexpr size_t smem_bytes = pipe_bytes > epi_bytes ? pipe_bytes : epi_bytes;
@@ -161,12 +154,11 @@ struct Tile {
 
 // p: the step (FwdStep as for the pointwise kernels; gh unused). W = W_hh [G*H, K]; K = H. terms: 2 (hi and lo
 // rows) or 1 (hi only). M = B * terms. pdl: 1 where launched as a programmatic dependent of the previous step.
-template <typename T, int CELL, int MB, int UB, typename PP>
-__global__ void __launch_bounds__(Tile<CELL, MB, UB, PP>::NTHREADS)
+template <typename T, int CELL, int MB, int UB>
+__global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
     mma_fwd_kernel(const FwdStep<T, float> p, const T* __restrict__ W, int terms, int pdl) {
-  using Cfg = Tile<CELL, MB, UB, PP>;
+  using Cfg = Tile<CELL, MB, UB>;
   constexpr int G = Cfg::G, NB = Cfg::NB, NTH = Cfg::NTHREADS, MT = Cfg::MT, NT = Cfg::NT, TM = Cfg::TM;
-  constexpr int kBK = Cfg::kBK, kStages = Cfg::kStages, kLds = Cfg::kLds;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* stages = reinterpret_cast<T*>(smem_raw);      // [kStages][MB + NB][kLds]: A rows, then W rows
   float* Cs = reinterpret_cast<float*>(smem_raw);  // epilogue [MB][CLD], after the pipeline drained
@@ -246,17 +238,17 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, PP>::NTHREADS)
 
 // pdl: a programmatic dependent of the previous kernel on st (that kernel must be this layer and direction's previous
 // step: the kernel reads W_hh before pdl_wait()).
-template <typename T, int CELL, int MB, int UB, typename PP>
+template <typename T, int CELL, int MB, int UB>
 void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, cudaStream_t st) {
-  using Cfg = Tile<CELL, MB, UB, PP>;
+  using Cfg = Tile<CELL, MB, UB>;
   const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
   {
     static std::mutex m;
     static std::vector<int> done;
-    allow_smem(reinterpret_cast<const void*>(&mma_fwd_kernel<T, CELL, MB, UB, PP>), device, Cfg::smem_bytes, m,
-               done, true);
+    allow_smem(reinterpret_cast<const void*>(&mma_fwd_kernel<T, CELL, MB, UB>), device, Cfg::smem_bytes, m, done,
+               true);
   }
-  launch_step(&mma_fwd_kernel<T, CELL, MB, UB, PP>, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, pdl, p, W, terms,
+  launch_step(&mma_fwd_kernel<T, CELL, MB, UB>, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, pdl, p, W, terms,
               pdl ? 1 : 0);
   OPENRNN_LAUNCH_CHECK("mma_fwd_kernel");
 }
@@ -269,13 +261,13 @@ void launch_cell(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, in
   const long long M = static_cast<long long>(p.B) * terms;
   auto blocks = [&](int MB, int UB) { return ((M + MB - 1) / MB) * ((p.H + UB - 1) / UB); };
   if (blocks(128, 32) >= 100)
-    launch<T, CELL, 128, 32, StepPipe>(p, W, terms, pdl, device, st);
+    launch<T, CELL, 128, 32>(p, W, terms, pdl, device, st);
   else if (blocks(64, 16) >= 100)
-    launch<T, CELL, 64, 16, StepPipe>(p, W, terms, pdl, device, st);
+    launch<T, CELL, 64, 16>(p, W, terms, pdl, device, st);
   else if (blocks(32, 16) >= 100)
-    launch<T, CELL, 32, 16, StepPipe>(p, W, terms, pdl, device, st);
+    launch<T, CELL, 32, 16>(p, W, terms, pdl, device, st);
   else
-    launch<T, CELL, 32, 8, StepPipe>(p, W, terms, pdl, device, st);
+    launch<T, CELL, 32, 8>(p, W, terms, pdl, device, st);
 }
 
 // ---- backward ---------------------------------------------------------------------------------------------------
@@ -287,11 +279,11 @@ void launch_cell(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, in
 // (lstm_bwd_unit / gru_bwd_unit / rnn_bwd_unit), writing dG of step t and the new carried part p.dh_prev.
 //
 // Tiling. A block owns MB sequences (M = B rows of dGn) and 8 units (one n8 column tile of Wt rows). The product is
-// thin (M <= 64, N = 8) and deep (K = G*H up to 8192), so the block's KW = 8 warps split K, not M or N: a stage holds
-// BK = KW * BKW columns of k (BKW = 64, 32 for 64-row blocks: 150 KB of shared memory), warp w multiplies columns
-// [BKW w, BKW (w + 1)) of every stage, and the 8 partial tiles are summed in shared memory in warp order (fixed
-// order: deterministic). 4 stages: at MB <= 32 and K <= 2048 the whole K is in flight at once. Rows are padded by 8
-// halves (conflict-free ldmatrix, as the forward's).
+// thin (M <= 64, N = 8) and deep (K = G*H: 4096 at LSTM H = 1024), so the block's KW = 8 warps split K, not M or N:
+// a stage holds BK = KW * BKW columns of k (BKW = 64, 32 for 64-row blocks: 150 KB of shared memory), warp w
+// multiplies columns [BKW w, BKW (w + 1)) of every stage, and the 8 partial tiles are summed in shared memory in
+// warp order (fixed order: deterministic). 4 stages: at MB <= 32 and K <= 2048 the whole K is in flight at once.
+// Rows are padded by 8 halves (conflict-free ldmatrix, as the forward's).
 // Requirements: H % 8 == 0, dGn and Wt 16-byte aligned (the caller checks).
 constexpr int kBwdUB = 8, kBwdKW = 8, kBwdStages = 4;
 
