@@ -396,6 +396,16 @@ std::vector<MmaCase> mma_cases() {
     ragged(p);
     v.push_back({"lstm_H48_B24_bidir_ragged", p});
   }
+  {  // The backward step's 16-unit tile with K split over a cluster of 2 (its rule: B <= 16, 512 < H <= 1024):
+     // K = 4000 = two slices of 2000; 1000 units = 62.5 tiles of 16
+    Problem p = make(OPENRNN_CELL_LSTM, 8, 1000, 1, false, 3, 12);
+    ragged(p);
+    v.push_back({"lstm_H1000_B12_bwd_cluster_tile_ragged", p});
+  }
+  {  // the same tile with uneven k slices: K = 1848 = 928 + 920
+    Problem p = make(OPENRNN_CELL_GRU, 8, 616, 1, false, 4, 5);
+    v.push_back({"gru_H616_B5_bwd_cluster_tile", p});
+  }
   return v;
 }
 

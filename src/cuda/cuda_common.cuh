@@ -157,10 +157,12 @@ __device__ __forceinline__ void pdl_trigger() {
 }
 
 // Launches kernel<<<grid, block, smem, st>>>(args...), as a programmatic dependent of the previous kernel on st where
-// pdl is set (the kernel must call pdl_wait() before it touches anything that kernel, or any earlier work, writes).
+// pdl is set (the kernel must call pdl_wait() before it touches anything that kernel, or any earlier work, writes),
+// in thread-block clusters of `cluster` blocks along x where cluster > 1 (grid.x a multiple of it).
 template <typename... P, typename... A>
-void launch_step(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t st, bool pdl, A&&... args) {
-  if (!pdl) {
+void launch_step_cluster(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t st, bool pdl,
+                         unsigned cluster, A&&... args) {
+  if (!pdl && cluster <= 1) {
     kernel<<<grid, block, smem, st>>>(static_cast<A&&>(args)...);
     return;
   }
@@ -169,12 +171,25 @@ void launch_step(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaS
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = st;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute at[2];
+  unsigned n = 0;
+  if (pdl) {
+    at[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[n++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster > 1) {
+    at[n].id = cudaLaunchAttributeClusterDimension;
+    at[n].val.clusterDim.x = cluster;
+    at[n].val.clusterDim.y = 1;
+    at[n++].val.clusterDim.z = 1;
+  }
   cfg.attrs = at;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = n;
   OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<A&&>(args)...));
+}
+template <typename... P, typename... A>
+void launch_step(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t st, bool pdl, A&&... args) {
+  launch_step_cluster(kernel, grid, block, smem, st, pdl, 1u, static_cast<A&&>(args)...);
 }
 
 }  // namespace cuda

@@ -72,8 +72,9 @@ class BwdRun {
     if constexpr (sizeof(T) == 2) {
       const bool aligned = reinterpret_cast<uintptr_t>(dGrec_) % 16 == 0 && s.b_wt[lane] != kAbsent &&
                            reinterpret_cast<uintptr_t>(region<T>(ws, s.b_wt[lane])) % 16 == 0;
+      clusters_ = ctx.props.major >= 9;
       mma_ = aligned && use_mma_bwd(d, rnn.cfg.data_type) &&
-             mma::bwd_smem(d.B) <= static_cast<size_t>(ctx.props.sharedMemPerBlockOptin);
+             mma::bwd_smem(d.B, d.H, clusters_) <= static_cast<size_t>(ctx.props.sharedMemPerBlockOptin);
     }
     fused_ = mma_ || use_fused_bwd(d, rnn.cfg.data_type);
     if (fused_) Wt_ = region<T>(ws, s.b_wt[lane]);
@@ -131,7 +132,7 @@ class BwdRun {
           bool done = false;
           if constexpr (sizeof(T) == 2) {
             if (mma_) {  // a programmatic dependent of the previous step (the kernel before it on st_), as forward
-              mma_backward_step(d, p, Wt_, dGn, k > k0 && std_step_pdl(), ctx_.device, st_);
+              mma_backward_step(d, p, Wt_, dGn, k > k0 && std_step_pdl(), clusters_, ctx_.device, st_);
               done = true;
             }
           }
@@ -216,6 +217,7 @@ class BwdRun {
   long long hB_ = 0, cB_ = 0, gB_ = 0, hsB_ = 0;
   bool fused_ = false;  // one kernel per step (mma_: the tensor-core one)
   bool mma_ = false;
+  bool clusters_ = false;  // the device launches thread-block clusters (compute capability >= 9.0)
   int cur_ = 0;  // dh_[cur_] / dc_[cur_]: gradient w.r.t. the state after the step being processed
   BwdStep<T, S> p_{};
 };

@@ -26,11 +26,16 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "mma_sync.cuh"
+#include "persistent_common.cuh"  // cluster barrier, distributed shared memory
 #include "standard_fused.cuh"  // allow_smem
 #include "standard_kernels.cuh"
 #include "standard_plan.h"
@@ -278,101 +283,184 @@ void launch_cell(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, in
 // null on the first; Wt = W_hh^T [H, K], the copy the fused path makes once per call), then the cell's backward on it
 // (lstm_bwd_unit / gru_bwd_unit / rnn_bwd_unit), writing dG of step t and the new carried part p.dh_prev.
 //
-// Tiling. A block owns MB sequences (M = B rows of dGn) and 8 units (one n8 column tile of Wt rows). The product is
-// thin (M <= 64, N = 8) and deep (K = G*H: 4096 at LSTM H = 1024), so the block's KW = 8 warps split K, not M or N:
-// a stage holds BK = KW * BKW columns of k (BKW = 64, 32 for 64-row blocks: 150 KB of shared memory), warp w
-// multiplies columns [BKW w, BKW (w + 1)) of every stage, and the 8 partial tiles are summed in shared memory in
-// warp order (fixed order: deterministic). 4 stages: at MB <= 32 and K <= 2048 the whole K is in flight at once.
-// Rows are padded by 8 halves (conflict-free ldmatrix, as the forward's).
+// Tiling. A block owns MB sequences (M = B rows of dGn), UB units (UB / 8 n8 column tiles of Wt rows) and a slice
+// of k: the product is thin (M <= 64, N = UB) and deep (K = G*H: 4096 at LSTM H = 1024). The KS blocks of a
+// thread-block cluster (KS > 1) share the tile's (sequences, units) and split K in KS slices of KC = ceil(K / KS)
+// (rounded up to 8: whole 16-byte chunks); within a block the KW = 8 warps split the block's slice again: a stage
+// holds BK = KW * BKW columns of k (BKW = 64, 32 where a stage has more than 48 rows, to stay within shared memory),
+// warp w multiplies columns [BKW w, BKW (w + 1)) of every stage. The 8 partial tiles are summed in shared memory in
+// warp order; with KS > 1 each block then sums 1/KS of the tile's elements over the KS blocks' sums in rank order,
+// read through distributed shared memory, and runs the cell on them (fixed orders: deterministic). Wider tiles read
+// dG fewer times: the operand traffic is ~ K (B H / UB + B H / MB) over all blocks, with ~ (MB + UB) K / KS per block.
+// 4 stages: at MB <= 32 and K <= 2048 the whole K is in flight at once. Rows are padded by 8 halves (conflict-free
+// ldmatrix, as the forward's).
 // Requirements: H % 8 == 0, dGn and Wt 16-byte aligned (the caller checks).
-constexpr int kBwdUB = 8, kBwdKW = 8, kBwdStages = 4;
+constexpr int kBwdKW = 8, kBwdStages = 4;
 
-template <int MB>
+template <int MB_, int UB_, int KS_>
 struct BwdTile {
+  static constexpr int MB = MB_, UB = UB_, KS = KS_;
   static constexpr int NTH = kBwdKW * 32;
-  static constexpr int ROWS = MB + kBwdUB;
-  static constexpr int MT = MB / 16;
-  static constexpr int BKW = MB >= 64 ? 32 : 64, BK = kBwdKW * BKW, LDS = BK + 8;
+  static constexpr int ROWS = MB + UB;
+  static constexpr int MT = MB / 16, NT = UB / 8;
+  static constexpr int BKW = ROWS > 48 ? 32 : 64, BK = kBwdKW * BKW, LDS = BK + 8;
   static constexpr size_t pipe_bytes = size_t(kBwdStages) * ROWS * LDS * 2;
-  static constexpr size_t red_bytes = size_t(kBwdKW) * MB * kBwdUB * 4;  // the warps' partial tiles
+  static constexpr size_t red_bytes = size_t(kBwdKW) * MB * UB * 4;  // the warps' partial tiles
   static constexpr size_t smem_bytes = pipe_bytes > red_bytes ? pipe_bytes : red_bytes;
-  static_assert(MB % 16 == 0, "whole m16 tiles");
+  static_assert(MB % 16 == 0 && UB % 8 == 0, "whole m16 / n8 tiles");
+  static_assert(KS >= 1 && KS <= 8 && (MB * UB) % KS == 0, "a portable cluster; whole element shares");
 };
 
-template <typename T, int CELL, int MB>
-__global__ void __launch_bounds__(BwdTile<MB>::NTH)
+template <typename T, int CELL, typename Cfg>
+__global__ void __launch_bounds__(Cfg::NTH)
     mma_bwd_kernel(const BwdStep<T, float> p, const T* __restrict__ Wt, const T* __restrict__ dGn, int pdl) {
-  using Cfg = BwdTile<MB>;
-  constexpr int NTH = Cfg::NTH, MT = Cfg::MT, UB = kBwdUB, BKW = Cfg::BKW, BK = Cfg::BK, LDS = Cfg::LDS;
-  constexpr int G = Gates<CELL>::value;
+  constexpr int NTH = Cfg::NTH, MB = Cfg::MB, UB = Cfg::UB, KS = Cfg::KS, MT = Cfg::MT, NT = Cfg::NT;
+  constexpr int BKW = Cfg::BKW, BK = Cfg::BK, LDS = Cfg::LDS, G = Gates<CELL>::value;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* stages = reinterpret_cast<T*>(smem_raw);      // [kBwdStages][MB + UB][LDS]: dGn rows, then Wt rows
   float* red = reinterpret_cast<float*>(smem_raw);  // [KW][MB][UB], after the pipeline drained
   const int H = p.H, K = G * H;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int u0 = blockIdx.x * UB, b0 = blockIdx.y * MB;
+  const int ks = KS > 1 ? static_cast<int>(blockIdx.x) % KS : 0;  // the rank in the cluster (clusters along x)
+  const int u0 = static_cast<int>(blockIdx.x) / KS * UB, b0 = blockIdx.y * MB;
+  const int KC = KS > 1 ? ((K + KS - 1) / KS + 7) / 8 * 8 : K;  // this block's k slice: [kb, kb + KL)
+  const int kb = ks * KC, KL = K - kb < KC ? (K - kb > 0 ? K - kb : 0) : KC;
 
-  float acc[MT][1][4];
+  float acc[MT][NT][4];
   zero_acc(acc);
   if (dGn) {
-    const KPipe<T, MB + UB, MB, BK, LDS, kBwdStages, NTH> pipe(stages, tid, K, Wt, [&](int r) -> const T* {
-      if (r < MB) return b0 + r < p.B ? dGn + (long long)(b0 + r) * K : nullptr;
-      return u0 + r - MB < H ? Wt + (long long)(u0 + r - MB) * K : nullptr;
+    const KPipe<T, MB + UB, MB, BK, LDS, kBwdStages, NTH> pipe(stages, tid, KL, Wt, [&](int r) -> const T* {
+      if (r < MB) return b0 + r < p.B ? dGn + (long long)(b0 + r) * K + kb : nullptr;
+      return u0 + r - MB < H ? Wt + (long long)(u0 + r - MB) * K + kb : nullptr;
     });
     pipe.prologue(pdl);  // before pdl_wait() only Wt (written before the first step) is read; dGn after it
     pipe.loop([&](const T* st) {
       const T* as = st + warp * BKW;
       const T* bs = as + MB * LDS;
 #pragma unroll
-      for (int kk = 0; kk < BKW; kk += 16) warp_k16<T, MT, 1>(acc, as + kk, LDS, bs + kk, LDS, lane);
+      for (int kk = 0; kk < BKW; kk += 16) warp_k16<T, MT, NT>(acc, as + kk, LDS, bs + kk, LDS, lane);
     });
   } else if (pdl) {
     pdl_wait();
   }
   if (pdl) pdl_trigger();
   __syncthreads();  // the pipeline buffers are free: the partial tiles may overwrite them
-  store_acc<MT, 1>(acc, red + warp * MB * UB, UB, 0, 0, lane);
+  store_acc<MT, NT>(acc, red + warp * MB * UB, UB, 0, 0, lane);
   __syncthreads();
 
-  for (int e = tid; e < MB * UB; e += NTH) {  // element (sequence bl, unit ul), units fastest
-    const int bl = e / UB, ul = e % UB, b = b0 + bl, u = u0 + ul;
-    if (b < p.B && u < H) {
-      float sum = 0.f;
+  // Element e = (sequence bl, unit ul), units fastest; the warps' partial sums in warp order.
+  auto warp_sum = [&](int e) {
+    float sum = 0.f;
 #pragma unroll
-      for (int w = 0; w < kBwdKW; ++w) sum += red[(w * MB + bl) * UB + ul];
-      const float dhn = p.dh_next[(long long)b * H + u] + sum;
-      cell_bwd_unit<CELL>(p, b, u, dhn);
+    for (int w = 0; w < kBwdKW; ++w) sum += red[w * MB * UB + e];
+    return sum;
+  };
+  auto cell = [&](int e, float sum) {
+    const int b = b0 + e / UB, u = u0 + e % UB;
+    if (b < p.B && u < H) cell_bwd_unit<CELL>(p, b, u, p.dh_next[(long long)b * H + u] + sum);
+  };
+  if constexpr (KS == 1) {
+    for (int e = tid; e < MB * UB; e += NTH) cell(e, warp_sum(e));
+  } else {
+    // Each block's sum goes to its red[0] (in place: a thread reads and writes only its own elements), the cluster
+    // barrier publishes them, and block ks takes elements [ks * MB * UB / KS, (ks + 1) * MB * UB / KS), summing the
+    // KS blocks' values in rank order. The second barrier keeps every block's shared memory alive until all remote
+    // reads are done (arrive after reading, wait before exit: the cell work runs in between).
+    constexpr int CH = MB * UB / KS, PER = (CH + NTH - 1) / NTH;
+    if (dGn)
+      for (int e = tid; e < MB * UB; e += NTH) red[e] = warp_sum(e);
+    persist::cluster_arrive_release();
+    persist::cluster_wait_acquire();
+    float sum[PER];
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      const int e = ks * CH + i * NTH + tid;
+      sum[i] = 0.f;
+      if (dGn && i * NTH + tid < CH)
+#pragma unroll
+        for (int q = 0; q < KS; ++q) sum[i] += persist::ld_dsmem(persist::map_dsmem(red + e, q));
     }
+    persist::cluster_arrive_release();
+#pragma unroll
+    for (int i = 0; i < PER; ++i)
+      if (i * NTH + tid < CH) cell(ks * CH + i * NTH + tid, sum[i]);
+    persist::cluster_wait_acquire();
   }
 }
 
-template <typename T, int CELL, int MB>
+template <typename T, int CELL, typename Cfg>
 void launch_bwd(const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl, int device, cudaStream_t st) {
-  using Cfg = BwdTile<MB>;
-  const dim3 grid((p.H + kBwdUB - 1) / kBwdUB, (p.B + MB - 1) / MB);
+  const dim3 grid((p.H + Cfg::UB - 1) / Cfg::UB * Cfg::KS, (p.B + Cfg::MB - 1) / Cfg::MB);
   {
     static std::mutex m;
     static std::vector<int> done;
-    allow_smem(reinterpret_cast<const void*>(&mma_bwd_kernel<T, CELL, MB>), device, Cfg::smem_bytes, m, done, true);
+    allow_smem(reinterpret_cast<const void*>(&mma_bwd_kernel<T, CELL, Cfg>), device, Cfg::smem_bytes, m, done, true);
   }
-  launch_step(&mma_bwd_kernel<T, CELL, MB>, grid, dim3(Cfg::NTH), Cfg::smem_bytes, st, pdl, p, Wt, dGn, pdl ? 1 : 0);
+  launch_step_cluster(&mma_bwd_kernel<T, CELL, Cfg>, grid, dim3(Cfg::NTH), Cfg::smem_bytes, st, pdl,
+                      static_cast<unsigned>(Cfg::KS), p, Wt, dGn, pdl ? 1 : 0);
   OPENRNN_LAUNCH_CHECK("mma_bwd_kernel");
 }
 
-// Rows per block: the fewest whole m16 tiles that hold B, at most 64 (more blocks along B beyond that).
-// bwd_smem(B): the shared memory that block shape needs (99.8 KB at B <= 16, 166 KB at B <= 32, 152 KB beyond: the
-// caller keeps the CUDA-core kernel on devices that allow less per block).
-inline size_t bwd_smem(int B) {
-  return B <= 16 ? BwdTile<16>::smem_bytes : (B <= 32 ? BwdTile<32>::smem_bytes : BwdTile<64>::smem_bytes);
+// The block shapes built, as (MB, UB, KS), and the one a problem gets: rows per block the fewest whole m16 tiles
+// that hold B, at most 64 (more blocks along B beyond that); 8 units without a k split, except at B <= 16 with
+// 512 < H <= 1024: 16 units, K split over a cluster of 2. Session 30, run 1 (H100, float16 training, graph replay,
+// µs/step, (16, 8, 1) -> (16, 16, 2)): B = 16 H = 1024 LSTM 18.05 -> 16.99, GRU 15.53 -> 14.09; at H = 512 it is
+// 5% slower for LSTM (8.92 -> 9.41), 3% faster for GRU. Wider tiles and splits measured there and not kept (each
+// slower on every row it was meant for; docs/performance.md, session 30): (16, 32, 4), (64, 16, 2), (64, 32, 4),
+// (64, 16, 4), (32, 32, 4). OPENRNN_STD_MMA_BWD_TILE="MB,UB,KS" (developer switch, read once) forces one of the
+// built shapes everywhere; any other value is ignored.
+struct BwdShape {
+  int mb, ub, ks;
+  size_t smem;
+};
+template <typename Cfg>
+constexpr BwdShape bwd_shape() {
+  return {Cfg::MB, Cfg::UB, Cfg::KS, Cfg::smem_bytes};
+}
+using BwdShapes = std::tuple<BwdTile<16, 8, 1>, BwdTile<32, 8, 1>, BwdTile<64, 8, 1>, BwdTile<16, 16, 2>>;
+template <size_t... I>
+inline std::vector<BwdShape> bwd_shape_list(std::index_sequence<I...>) {
+  return {bwd_shape<std::tuple_element_t<I, BwdShapes>>()...};
+}
+inline const BwdShape* bwd_forced_shape() {
+  static const BwdShape* forced = [] {
+    static const std::vector<BwdShape> all = bwd_shape_list(std::make_index_sequence<std::tuple_size_v<BwdShapes>>());
+    const char* v = std::getenv("OPENRNN_STD_MMA_BWD_TILE");
+    int mb = 0, ub = 0, ks = 0;
+    if (!v || std::sscanf(v, "%d,%d,%d", &mb, &ub, &ks) != 3) return static_cast<const BwdShape*>(nullptr);
+    for (const BwdShape& s : all)
+      if (s.mb == mb && s.ub == ub && s.ks == ks) return &s;
+    return static_cast<const BwdShape*>(nullptr);
+  }();
+  return forced;
+}
+// clusters: the device launches thread-block clusters (compute capability >= 9.0); else no k split.
+inline BwdShape bwd_shape_for(int B, int H, bool clusters) {
+  const BwdShape* f = bwd_forced_shape();
+  if (f && (clusters || f->ks == 1)) return *f;
+  if (B <= 16) return H > 512 && clusters ? bwd_shape<BwdTile<16, 16, 2>>() : bwd_shape<BwdTile<16, 8, 1>>();
+  if (B <= 32) return bwd_shape<BwdTile<32, 8, 1>>();
+  return bwd_shape<BwdTile<64, 8, 1>>();
+}
+// The shared memory a block of that shape needs (99.8 KB at B <= 16 with 8 units, 133 KB with 16, 166 KB at B <= 32,
+// 152 KB beyond): the caller keeps the CUDA-core kernel on devices that allow less per block.
+inline size_t bwd_smem(int B, int H, bool clusters) { return bwd_shape_for(B, H, clusters).smem; }
+
+template <typename T, int CELL, size_t I = 0>
+void launch_bwd_shape(const BwdShape& s, const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl, int device,
+                      cudaStream_t st) {
+  if constexpr (I < std::tuple_size_v<BwdShapes>) {
+    using Cfg = std::tuple_element_t<I, BwdShapes>;
+    if (s.mb == Cfg::MB && s.ub == Cfg::UB && s.ks == Cfg::KS)
+      launch_bwd<T, CELL, Cfg>(p, Wt, dGn, pdl, device, st);
+    else
+      launch_bwd_shape<T, CELL, I + 1>(s, p, Wt, dGn, pdl, device, st);
+  }
 }
 template <typename T, int CELL>
-void launch_bwd_cell(const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl, int device, cudaStream_t st) {
-  if (p.B <= 16)
-    launch_bwd<T, CELL, 16>(p, Wt, dGn, pdl, device, st);
-  else if (p.B <= 32)
-    launch_bwd<T, CELL, 32>(p, Wt, dGn, pdl, device, st);
-  else
-    launch_bwd<T, CELL, 64>(p, Wt, dGn, pdl, device, st);
+void launch_bwd_cell(const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl, bool clusters, int device,
+                     cudaStream_t st) {
+  launch_bwd_shape<T, CELL>(bwd_shape_for(p.B, p.H, clusters), p, Wt, dGn, pdl, device, st);
 }
 
 }  // namespace mma
@@ -435,16 +523,16 @@ inline bool use_mma_bwd(const StdDims& d, openrnn_data_type dt) {
   return d.H <= 256 ? d.B <= 64 : d.B <= 16 && d.H <= 1024;
 }
 
-// One backward step on the tensor-core kernel; pdl: as mma_forward_step.
+// One backward step on the tensor-core kernel; pdl: as mma_forward_step; clusters: as mma::bwd_shape_for.
 template <typename T>
-void mma_backward_step(const StdDims& d, const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl, int device,
-                       cudaStream_t st) {
+void mma_backward_step(const StdDims& d, const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl,
+                       bool clusters, int device, cudaStream_t st) {
   if (d.lstm)
-    mma::launch_bwd_cell<T, 0>(p, Wt, dGn, pdl, device, st);
+    mma::launch_bwd_cell<T, 0>(p, Wt, dGn, pdl, clusters, device, st);
   else if (d.gru_lbr)
-    mma::launch_bwd_cell<T, 1>(p, Wt, dGn, pdl, device, st);
+    mma::launch_bwd_cell<T, 1>(p, Wt, dGn, pdl, clusters, device, st);
   else
-    mma::launch_bwd_cell<T, 2>(p, Wt, dGn, pdl, device, st);
+    mma::launch_bwd_cell<T, 2>(p, Wt, dGn, pdl, clusters, device, st);
 }
 
 }  // namespace cuda
