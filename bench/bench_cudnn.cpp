@@ -19,6 +19,8 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -144,8 +146,40 @@ class CudnnComparator final : public Comparator {
   }
 
  private:
+  // OPENRNN_BENCH_CUDNN_STAGE (developer switch, for finding what a cuDNN call leaves behind in the process,
+  // docs/performance.md session 30): "none" does no cuDNN work for the row; "setup" stops after the descriptors and
+  // buffers; "call" after one call (no check, no timing); "eager" times cuDNN without a graph under --graph. Each
+  // stopped row gets a "skipped" status.
+  static std::string stage() {
+    const char* v = std::getenv("OPENRNN_BENCH_CUDNN_STAGE");
+    return v ? v : "";
+  }
+  // OPENRNN_BENCH_CUDA_STATE (developer switch): the context's cache preference, flags and limits on stderr.
+  static void print_cuda_state(const char* when) {
+    if (!std::getenv("OPENRNN_BENCH_CUDA_STATE")) return;
+    cudaFuncCache cc = cudaFuncCachePreferNone;
+    cudaGetLastError();
+    cudaDeviceGetCacheConfig(&cc);
+    size_t lim[7] = {0};
+    const cudaLimit which[7] = {cudaLimitStackSize, cudaLimitPrintfFifoSize, cudaLimitMallocHeapSize,
+                                cudaLimitDevRuntimeSyncDepth, cudaLimitDevRuntimePendingLaunchCount,
+                                cudaLimitMaxL2FetchGranularity, cudaLimitPersistingL2CacheSize};
+    for (int i = 0; i < 7; ++i) cudaDeviceGetLimit(&lim[i], which[i]);
+    unsigned flags = 0;
+    cudaGetDeviceFlags(&flags);
+    std::fprintf(stderr,
+                 "# cuda state %s: cache config %d, flags 0x%x, limits stack %zu printf %zu heap %zu syncdepth %zu "
+                 "pending %zu l2fetch %zu persistL2 %zu\n",
+                 when, static_cast<int>(cc), flags, lim[0], lim[1], lim[2], lim[3], lim[4], lim[5], lim[6]);
+    cudaGetLastError();
+  }
   void run_algo(const Problem& p, const ProblemData& d, cudnnRNNAlgo_t algo, const CheckFn& check,
                 const Timing& timing, CompResult* r) {
+    const std::string stop = stage();
+    if (stop == "none") {
+      r->status = "skipped (OPENRNN_BENCH_CUDNN_STAGE=none)";
+      return;
+    }
     const Math m = math_for(p.dtype);
     const openrnn_data_type t = p.dtype;
     const size_t es = dtype_bytes(t);
@@ -256,9 +290,20 @@ class CudnnComparator final : public Comparator {
          "cudnnRNNBackwardWeights_v8");
     };
 
+    if (stop == "setup") {
+      dev_.sync();
+      print_cuda_state("after the cuDNN setup");
+      r->status = "skipped (OPENRNN_BENCH_CUDNN_STAGE=setup)";
+      return;
+    }
     zero_dw();
     call();
     dev_.sync();
+    print_cuda_state("after a cuDNN call");
+    if (stop == "call") {
+      r->status = "skipped (OPENRNN_BENCH_CUDNN_STAGE=call)";
+      return;
+    }
     auto fetch = [&](const Buffer& b, size_t n) {
       std::vector<uint8_t> host(n * es);
       dev_.download(host.data(), b.get(), host.size());
@@ -287,7 +332,9 @@ class CudnnComparator final : public Comparator {
       r->status = "DISAGREES: " + detail;
       return;
     }
-    r->us_per_step = dev_.time_us(zero_dw, call, timing) / (double(T) * L);
+    Timing tm = timing;
+    if (stop == "eager") tm.graph = false;
+    r->us_per_step = dev_.time_us(zero_dw, call, tm) / (double(T) * L);
     r->status = "ok";
   }
 

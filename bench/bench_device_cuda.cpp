@@ -1,6 +1,8 @@
 // CUDA side of the bench's Device: one non-blocking stream shared by openrnn and cuDNN, CUDA events, L2 flush.
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -32,6 +34,16 @@ class CudaDevice final : public Device {
     // Twice the L2 size: writing it evicts every line a previous repeat left behind.
     flush_bytes_ = size_t(prop_.l2CacheSize > 0 ? prop_.l2CacheSize : (64 << 20)) * 2;
     cuda_check(cudaMalloc(&flush_, flush_bytes_), "cudaMalloc (L2 flush buffer)");
+    // OPENRNN_BENCH_CACHE_CONFIG=l1|shared|equal (developer switch, docs/performance.md session 30): the context's
+    // cache preference (cudaDeviceSetCacheConfig) for kernels that set none of their own.
+    if (const char* c = std::getenv("OPENRNN_BENCH_CACHE_CONFIG")) {
+      const std::string v = c;
+      const cudaFuncCache pref = v == "l1" ? cudaFuncCachePreferL1
+                                 : v == "shared" ? cudaFuncCachePreferShared
+                                 : v == "equal" ? cudaFuncCachePreferEqual
+                                                : cudaFuncCachePreferNone;
+      cuda_check(cudaDeviceSetCacheConfig(pref), "cudaDeviceSetCacheConfig");
+    }
   }
   ~CudaDevice() override {
     cudaFree(flush_);
