@@ -156,13 +156,20 @@ __device__ __forceinline__ void pdl_trigger() {
 #endif
 }
 
-// Launches kernel<<<grid, block, smem, st>>>(args...), as a programmatic dependent of the previous kernel on st where
-// pdl is set (the kernel must call pdl_wait() before it touches anything that kernel, or any earlier work, writes),
-// in thread-block clusters of `cluster` blocks along x where cluster > 1 (grid.x a multiple of it).
+// How a step kernel is launched beyond grid, block and shared memory: as a programmatic dependent of the previous
+// kernel on the stream (pdl: the kernel must call pdl_wait() before it touches anything that kernel, or any earlier
+// work, writes); in thread-block clusters of `cluster` blocks along x (> 1: grid.x a multiple of it); with a
+// preferred shared-memory carveout for this launch (carveout >= 0, percent; it takes precedence over the
+// function's attribute; -1: none).
+struct StepLaunch {
+  bool pdl = false;
+  unsigned cluster = 1;
+  int carveout = -1;
+};
 template <typename... P, typename... A>
-void launch_step_cluster(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t st, bool pdl,
-                         unsigned cluster, A&&... args) {
-  if (!pdl && cluster <= 1) {
+void launch_step_ex(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t st, StepLaunch how,
+                    A&&... args) {
+  if (!how.pdl && how.cluster <= 1 && how.carveout < 0) {
     kernel<<<grid, block, smem, st>>>(static_cast<A&&>(args)...);
     return;
   }
@@ -171,25 +178,33 @@ void launch_step_cluster(void (*kernel)(P...), dim3 grid, dim3 block, size_t sme
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = st;
-  cudaLaunchAttribute at[2];
+  cudaLaunchAttribute at[3];
   unsigned n = 0;
-  if (pdl) {
+  if (how.pdl) {
     at[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     at[n++].val.programmaticStreamSerializationAllowed = 1;
   }
-  if (cluster > 1) {
+  if (how.cluster > 1) {
     at[n].id = cudaLaunchAttributeClusterDimension;
-    at[n].val.clusterDim.x = cluster;
+    at[n].val.clusterDim.x = how.cluster;
     at[n].val.clusterDim.y = 1;
     at[n++].val.clusterDim.z = 1;
+  }
+  if (how.carveout >= 0) {
+    at[n].id = cudaLaunchAttributePreferredSharedMemoryCarveout;
+    at[n++].val.sharedMemCarveout = static_cast<unsigned>(how.carveout);
   }
   cfg.attrs = at;
   cfg.numAttrs = n;
   OPENRNN_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<A&&>(args)...));
 }
+// Launches kernel<<<grid, block, smem, st>>>(args...), as a programmatic dependent of the previous kernel on st where
+// pdl is set (as StepLaunch::pdl).
 template <typename... P, typename... A>
 void launch_step(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t st, bool pdl, A&&... args) {
-  launch_step_cluster(kernel, grid, block, smem, st, pdl, 1u, static_cast<A&&>(args)...);
+  StepLaunch how;
+  how.pdl = pdl;
+  launch_step_ex(kernel, grid, block, smem, st, how, static_cast<A&&>(args)...);
 }
 
 }  // namespace cuda

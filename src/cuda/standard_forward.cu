@@ -178,6 +178,7 @@ class FwdRun {
     if constexpr (sizeof(T) == 2) {
       wgmma_ = aligned && use_wgmma_step(d, cfg.data_type, c.ctx.props.major, c.ctx.props.minor, mma_rule) &&
                wgmma_prepare(d, Whh_, hs_, c.s.slots, reduced_ ? 1 : 2, maps_);
+      maps_.sms = c.ctx.props.multiProcessorCount;
     }
     mma_ = !wgmma_ && mma_rule && aligned;
     fused_ = fused && !mma_ && !wgmma_;

@@ -212,12 +212,14 @@ inline bool use_fused_bwd(const StdDims& d, openrnn_data_type dt) {
 // Raises a kernel's dynamic shared-memory limit once per device (static + dynamic above 48 KB needs the opt-in): to
 // `bytes`, or what the device allows per block beyond 1 KB of static shared memory if that is less. m / done: the
 // caller's statics (one pair per kernel instantiation).
-// max_shared: also ask for the largest shared-memory carveout of the SM (the rest is L1), so that a programmatic
-// dependent's blocks (the next step's) may start beside this step's. The mma.sync step kernel asks for it: float16
-// GRU B = 16 H = 1024 6.56-7.14 -> 6.22-6.26 µs/step, its other rows within 1% (session 29, run 5). The Hopper step
-// kernel does not: its rows lost 1-6% with it (GRU B = 256 H = 512 8.19 -> 8.70).
+// carveout (>= 0): also set the kernel's preferred shared-memory carveout (percent of the SM's shared memory + L1;
+// the driver takes at least what a block needs). The mma.sync step kernels ask for the largest
+// (cudaSharedmemCarveoutMaxShared), so that a programmatic dependent's blocks (the next step's) may start beside this
+// step's: float16 GRU B = 16 H = 1024 6.56-7.14 -> 6.22-6.26 µs/step, its other rows within 1% (session 29, run 5).
+// The Hopper step kernel sets its carveout per launch instead (wg::carveout); it lost 1-6% with the largest
+// (GRU B = 256 H = 512 8.19 -> 8.70).
 inline void allow_smem(const void* kernel, int device, size_t bytes, std::mutex& m, std::vector<int>& done,
-                       bool max_shared = false) {
+                       int carveout = -1) {
   std::lock_guard<std::mutex> lock(m);
   for (int d : done)
     if (d == device) return;
@@ -225,9 +227,8 @@ inline void allow_smem(const void* kernel, int device, size_t bytes, std::mutex&
   OPENRNN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   const int limit = static_cast<int>(std::min(bytes, static_cast<size_t>(optin - 1024)));
   OPENRNN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
-  if (max_shared)
-    OPENRNN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                            cudaSharedmemCarveoutMaxShared));
+  if (carveout >= 0)
+    OPENRNN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
   done.push_back(device);
 }
 

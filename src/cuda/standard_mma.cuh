@@ -251,7 +251,7 @@ void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int dev
     static std::mutex m;
     static std::vector<int> done;
     allow_smem(reinterpret_cast<const void*>(&mma_fwd_kernel<T, CELL, MB, UB>), device, Cfg::smem_bytes, m, done,
-               true);
+               cudaSharedmemCarveoutMaxShared);
   }
   launch_step(&mma_fwd_kernel<T, CELL, MB, UB>, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, pdl, p, W, terms,
               pdl ? 1 : 0);
@@ -394,10 +394,14 @@ void launch_bwd(const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl,
   {
     static std::mutex m;
     static std::vector<int> done;
-    allow_smem(reinterpret_cast<const void*>(&mma_bwd_kernel<T, CELL, Cfg>), device, Cfg::smem_bytes, m, done, true);
+    allow_smem(reinterpret_cast<const void*>(&mma_bwd_kernel<T, CELL, Cfg>), device, Cfg::smem_bytes, m, done,
+               cudaSharedmemCarveoutMaxShared);
   }
-  launch_step_cluster(&mma_bwd_kernel<T, CELL, Cfg>, grid, dim3(Cfg::NTH), Cfg::smem_bytes, st, pdl,
-                      static_cast<unsigned>(Cfg::KS), p, Wt, dGn, pdl ? 1 : 0);
+  StepLaunch how;
+  how.pdl = pdl;
+  how.cluster = static_cast<unsigned>(Cfg::KS);
+  launch_step_ex(&mma_bwd_kernel<T, CELL, Cfg>, grid, dim3(Cfg::NTH), Cfg::smem_bytes, st, how, p, Wt, dGn,
+                 pdl ? 1 : 0);
   OPENRNN_LAUNCH_CHECK("mma_bwd_kernel");
 }
 

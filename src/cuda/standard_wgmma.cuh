@@ -42,6 +42,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <string>
@@ -482,7 +483,24 @@ bool encode_map(CUtensorMap* m, int rank, const T* base, unsigned long long d0, 
 struct Maps {
   CUtensorMap a, w;
   int MB = 0, UB = 0;  // block shape (the maps' boxes: MB rows of the state, UB rows of W_hh)
+  int sms = 0;         // the device's SM count (the launch's carveout, wg::carveout)
 };
+
+// The preferred shared-memory carveout of one launch (the rest of the SM's 256 KB is L1). Where the grid is one wave
+// of one block per SM (blocks <= SMs), the smallest that holds a block (cudaSharedmemCarveoutMaxL1: 100 KB for the
+// 64-row tile's 97 KB, the rest L1); else none, so that the driver may put two 64-row blocks on an SM. Session 30,
+// run 8 (H100, float16 inference, graph, µs/step, no carveout -> MaxL1 on every launch): B = 64 H = 1024 LSTM
+// 11.13 -> 10.11, GRU 9.88 -> 8.81 (128 blocks); B = 256 H = 512 (256 blocks) LSTM 9.31 -> 14.01, GRU 8.22 ->
+// 12.69: one block per SM in two waves; the 128-row tile's rows (193 KB) unchanged.
+// OPENRNN_STD_WGMMA_CARVEOUT (developer switch, read once): a percent for every launch instead, or -1 for none.
+inline int carveout(long long blocks, int sms) {
+  static const int forced = [] {
+    const char* e = std::getenv("OPENRNN_STD_WGMMA_CARVEOUT");
+    return e && *e ? std::atoi(e) : -2;
+  }();
+  if (forced >= -1) return forced;
+  return blocks <= sms ? static_cast<int>(cudaSharedmemCarveoutMaxL1) : -1;
+}
 
 // pdl: a programmatic dependent of the previous kernel on st (that kernel must be this layer and direction's previous
 // step: the kernel reads W_hh before pdl_wait()).
@@ -496,7 +514,11 @@ void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool
     static std::vector<int> done;
     allow_smem(reinterpret_cast<const void*>(kernel), device, Cfg::smem_bytes, mu, done);
   }
-  launch_step(kernel, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, pdl, p, m.a, m.w, slot, terms, pdl ? kWpre : 0);
+  StepLaunch how;
+  how.pdl = pdl;
+  how.carveout = carveout(static_cast<long long>(grid.x) * grid.y, m.sms);
+  launch_step_ex(kernel, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, how, p, m.a, m.w, slot, terms,
+                 pdl ? kWpre : 0);
   OPENRNN_LAUNCH_CHECK("wgmma_fwd_kernel");
 }
 
