@@ -291,7 +291,8 @@ void launch_cell(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, in
 // warp w multiplies columns [BKW w, BKW (w + 1)) of every stage. The 8 partial tiles are summed in shared memory in
 // warp order; with KS > 1 each block then sums 1/KS of the tile's elements over the KS blocks' sums in rank order,
 // read through distributed shared memory, and runs the cell on them (fixed orders: deterministic). Wider tiles read
-// dG fewer times: the operand traffic is ~ K (B H / UB + B H / MB) over all blocks, with ~ (MB + UB) K / KS per block.
+// dG fewer times (operand traffic ~ K (B H / UB + B H / MB) over all blocks), but that traffic does not bound the
+// step: wider tiles and splits of 4 measured slower (session 30, run 1; the shapes kept are listed at BwdShapes).
 // 4 stages: at MB <= 32 and K <= 2048 the whole K is in flight at once. Rows are padded by 8 halves (conflict-free
 // ldmatrix, as the forward's).
 // Requirements: H % 8 == 0, dGn and Wt 16-byte aligned (the caller checks).
