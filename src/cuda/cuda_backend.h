@@ -49,6 +49,9 @@
 // layer and direction's first is a programmatic dependent of the one before it (std_step_pdl, standard_plan.h).
 // OPENRNN_STD_WAVEFRONT=0|N (read once per process): STANDARD's layer wavefront off, or on with chunks of N steps
 // wherever it applies (one direction, L >= 2); unset = the measured rule, std_wavefront() in standard_algo.cu.
+// OPENRNN_STD_MMA_CARVEOUT / OPENRNN_STD_MMA_BWD_CARVEOUT / OPENRNN_STD_WGMMA_CARVEOUT=P (read once per process): the
+// shared-memory carveout (percent, -1 none) of every launch of the mma.sync forward / backward and the Hopper step
+// kernels; unset = one_wave_carveout() in standard_fused.cuh for the two forwards, none for the backward.
 #pragma once
 
 #include <cublas_v2.h>

@@ -284,7 +284,8 @@ class FwdRun {
           continue;
         }
         if (mma_) {
-          mma_forward_step(d, p, Whh_, reduced_ ? 1 : 2, pdl, c_.ctx.device, st_);
+          mma_forward_step(d, p, Whh_, reduced_ ? 1 : 2, pdl, c_.ctx.device, c_.ctx.props.multiProcessorCount,
+                           st_);
           continue;
         }
       }

@@ -215,9 +215,8 @@ inline bool use_fused_bwd(const StdDims& d, openrnn_data_type dt) {
 // carveout (>= 0): also set the kernel's preferred shared-memory carveout (percent of the SM's shared memory + L1;
 // the driver takes at least what a block needs). The mma.sync step kernels ask for the largest
 // (cudaSharedmemCarveoutMaxShared), so that a programmatic dependent's blocks (the next step's) may start beside this
-// step's: float16 GRU B = 16 H = 1024 6.56-7.14 -> 6.22-6.26 µs/step, its other rows within 1% (session 29, run 5).
-// The Hopper step kernel sets its carveout per launch instead (wg::carveout); it lost 1-6% with the largest
-// (GRU B = 256 H = 512 8.19 -> 8.70).
+// step's (session 29, run 5); where their grid is one wave, the forward's launches ask for the smallest instead
+// (one_wave_carveout), which takes precedence. The Hopper step kernel sets its carveout per launch only.
 inline void allow_smem(const void* kernel, int device, size_t bytes, std::mutex& m, std::vector<int>& done,
                        int carveout = -1) {
   std::lock_guard<std::mutex> lock(m);
@@ -230,6 +229,28 @@ inline void allow_smem(const void* kernel, int device, size_t bytes, std::mutex&
   if (carveout >= 0)
     OPENRNN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
   done.push_back(device);
+}
+
+// A developer switch that forces a step kernel's per-launch carveout: its value (a percent, or -1 for none), read
+// once by the caller's static; -2 where unset.
+inline int env_carveout(const char* name) {
+  const char* e = std::getenv(name);
+  return e && *e ? std::atoi(e) : -2;
+}
+// The preferred shared-memory carveout of one step launch (percent of the SM's 256 KB; the rest is L1): where the grid
+// is one wave of one block per SM (blocks <= SMs), the smallest that holds a block (cudaSharedmemCarveoutMaxL1; the
+// driver still takes what a block needs), else none (the kernel's attribute, or the driver's choice). forced >= -1
+// (env_carveout) overrides it. Without it the split is whatever the driver picks, and that depends on what ran before:
+// the same mma.sync row measured 6.5 or 8.1 µs/step from one process to the next (sessions 29-31).
+//   Hopper step, session 30 run 8 (H100, float16 inference, graph, µs/step, none -> MaxL1 on every launch):
+//     B = 64 H = 1024 LSTM 11.13 -> 10.11, GRU 9.88 -> 8.81 (128 blocks); B = 256 H = 512 (256 blocks) LSTM
+//     9.31 -> 14.01, GRU 8.22 -> 12.69 (one block per SM in two waves): hence "one wave" only.
+//   mma.sync forward step, session 31 runs 4-5 (max-shared attribute -> MaxL1 per launch): LSTM B = 16 H = 1024
+//     inference 8.10 -> 6.64 in a process where it ran slow; training B = 16 H = 1024 16.86 -> 15.47, B = 64 H = 512
+//     15.90 -> 14.94; GRU B = 64 H = 512 inference 6.25 -> 5.97; every other row within 1%.
+inline int one_wave_carveout(long long blocks, int sms, int forced) {
+  if (forced >= -1) return forced;
+  return blocks <= sms ? static_cast<int>(cudaSharedmemCarveoutMaxL1) : -1;
 }
 
 template <typename T, int CELL, bool VEC>

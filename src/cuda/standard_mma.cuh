@@ -242,9 +242,9 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
 }
 
 // pdl: a programmatic dependent of the previous kernel on st (that kernel must be this layer and direction's previous
-// step: the kernel reads W_hh before pdl_wait()).
+// step: the kernel reads W_hh before pdl_wait()). sms: the device's SM count (the launch's carveout).
 template <typename T, int CELL, int MB, int UB>
-void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, cudaStream_t st) {
+void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, int sms, cudaStream_t st) {
   using Cfg = Tile<CELL, MB, UB>;
   const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
   {
@@ -253,8 +253,13 @@ void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int dev
     allow_smem(reinterpret_cast<const void*>(&mma_fwd_kernel<T, CELL, MB, UB>), device, Cfg::smem_bytes, m, done,
                cudaSharedmemCarveoutMaxShared);
   }
-  launch_step(&mma_fwd_kernel<T, CELL, MB, UB>, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, pdl, p, W, terms,
-              pdl ? 1 : 0);
+  // OPENRNN_STD_MMA_CARVEOUT (developer switch, read once): a percent for every launch instead of the rule's, -1 none.
+  static const int forced = env_carveout("OPENRNN_STD_MMA_CARVEOUT");
+  StepLaunch how;
+  how.pdl = pdl;
+  how.carveout = one_wave_carveout(static_cast<long long>(grid.x) * grid.y, sms, forced);
+  launch_step_ex(&mma_fwd_kernel<T, CELL, MB, UB>, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, how, p, W, terms,
+                 pdl ? 1 : 0);
   OPENRNN_LAUNCH_CHECK("mma_fwd_kernel");
 }
 
@@ -262,17 +267,17 @@ void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int dev
 // ~3/4 of a wave of blocks on an H100 (132 SMs), else the smallest (most blocks). Large tiles read each operand
 // fewer times (L2 traffic ~ K * (M * N / NB + N * M / MB)); small ones keep the SMs busy when M is small.
 template <typename T, int CELL>
-void launch_cell(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, cudaStream_t st) {
+void launch_cell(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, int sms, cudaStream_t st) {
   const long long M = static_cast<long long>(p.B) * terms;
   auto blocks = [&](int MB, int UB) { return ((M + MB - 1) / MB) * ((p.H + UB - 1) / UB); };
   if (blocks(128, 32) >= 100)
-    launch<T, CELL, 128, 32>(p, W, terms, pdl, device, st);
+    launch<T, CELL, 128, 32>(p, W, terms, pdl, device, sms, st);
   else if (blocks(64, 16) >= 100)
-    launch<T, CELL, 64, 16>(p, W, terms, pdl, device, st);
+    launch<T, CELL, 64, 16>(p, W, terms, pdl, device, sms, st);
   else if (blocks(32, 16) >= 100)
-    launch<T, CELL, 32, 16>(p, W, terms, pdl, device, st);
+    launch<T, CELL, 32, 16>(p, W, terms, pdl, device, sms, st);
   else
-    launch<T, CELL, 32, 8>(p, W, terms, pdl, device, st);
+    launch<T, CELL, 32, 8>(p, W, terms, pdl, device, sms, st);
 }
 
 // ---- backward ---------------------------------------------------------------------------------------------------
@@ -398,9 +403,14 @@ void launch_bwd(const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl,
     allow_smem(reinterpret_cast<const void*>(&mma_bwd_kernel<T, CELL, Cfg>), device, Cfg::smem_bytes, m, done,
                cudaSharedmemCarveoutMaxShared);
   }
+  // OPENRNN_STD_MMA_BWD_CARVEOUT (developer switch, read once): a per-launch carveout (percent). Unset: none, the
+  // max-shared attribute holds. MaxL1 per launch measured within noise of it on every training row (session 31,
+  // run 5), so the backward keeps the attribute.
+  static const int forced = env_carveout("OPENRNN_STD_MMA_BWD_CARVEOUT");
   StepLaunch how;
   how.pdl = pdl;
   how.cluster = static_cast<unsigned>(Cfg::KS);
+  how.carveout = forced >= 0 ? forced : -1;
   launch_step_ex(&mma_bwd_kernel<T, CELL, Cfg>, grid, dim3(Cfg::NTH), Cfg::smem_bytes, st, how, p, Wt, dGn,
                  pdl ? 1 : 0);
   OPENRNN_LAUNCH_CHECK("mma_bwd_kernel");
@@ -495,17 +505,17 @@ inline bool use_mma_step(const StdDims& d, openrnn_data_type dt) {
   return d.H <= 1024 && d.B <= 16;
 }
 
-// One step on the tensor-core kernel (T = __half or __nv_bfloat16); pdl: as mma::launch (the previous kernel on st is
-// this layer and direction's previous step).
+// One step on the tensor-core kernel (T = __half or __nv_bfloat16); pdl, sms: as mma::launch (pdl: the previous
+// kernel on st is this layer and direction's previous step).
 template <typename T>
 void mma_forward_step(const StdDims& d, const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device,
-                      cudaStream_t st) {
+                      int sms, cudaStream_t st) {
   if (d.lstm)
-    mma::launch_cell<T, 0>(p, W, terms, pdl, device, st);
+    mma::launch_cell<T, 0>(p, W, terms, pdl, device, sms, st);
   else if (d.gru_lbr)
-    mma::launch_cell<T, 1>(p, W, terms, pdl, device, st);
+    mma::launch_cell<T, 1>(p, W, terms, pdl, device, sms, st);
   else
-    mma::launch_cell<T, 2>(p, W, terms, pdl, device, st);
+    mma::launch_cell<T, 2>(p, W, terms, pdl, device, sms, st);
 }
 
 // OPENRNN_STD_MMA_BWD (developer switch, read once): "0" never use the tensor-core backward step kernel, "1" use it

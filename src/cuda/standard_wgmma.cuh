@@ -483,23 +483,14 @@ bool encode_map(CUtensorMap* m, int rank, const T* base, unsigned long long d0, 
 struct Maps {
   CUtensorMap a, w;
   int MB = 0, UB = 0;  // block shape (the maps' boxes: MB rows of the state, UB rows of W_hh)
-  int sms = 0;         // the device's SM count (the launch's carveout, wg::carveout)
+  int sms = 0;         // the device's SM count (the launch's carveout, one_wave_carveout)
 };
 
-// The preferred shared-memory carveout of one launch (the rest of the SM's 256 KB is L1). Where the grid is one wave
-// of one block per SM (blocks <= SMs), the smallest that holds a block (cudaSharedmemCarveoutMaxL1: 100 KB for the
-// 64-row tile's 97 KB, the rest L1); else none, so that the driver may put two 64-row blocks on an SM. Session 30,
-// run 8 (H100, float16 inference, graph, µs/step, no carveout -> MaxL1 on every launch): B = 64 H = 1024 LSTM
-// 11.13 -> 10.11, GRU 9.88 -> 8.81 (128 blocks); B = 256 H = 512 (256 blocks) LSTM 9.31 -> 14.01, GRU 8.22 ->
-// 12.69: one block per SM in two waves; the 128-row tile's rows (193 KB) unchanged.
-// OPENRNN_STD_WGMMA_CARVEOUT (developer switch, read once): a percent for every launch instead, or -1 for none.
+// OPENRNN_STD_WGMMA_CARVEOUT (developer switch, read once): a percent for every launch of this kernel instead of
+// one_wave_carveout's, or -1 for none.
 inline int carveout(long long blocks, int sms) {
-  static const int forced = [] {
-    const char* e = std::getenv("OPENRNN_STD_WGMMA_CARVEOUT");
-    return e && *e ? std::atoi(e) : -2;
-  }();
-  if (forced >= -1) return forced;
-  return blocks <= sms ? static_cast<int>(cudaSharedmemCarveoutMaxL1) : -1;
+  static const int forced = env_carveout("OPENRNN_STD_WGMMA_CARVEOUT");
+  return one_wave_carveout(blocks, sms, forced);
 }
 
 // pdl: a programmatic dependent of the previous kernel on st (that kernel must be this layer and direction's previous
