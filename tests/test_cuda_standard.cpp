@@ -110,6 +110,19 @@ std::vector<Case> cases() {
     Problem p = make(OPENRNN_CELL_RNN_TANH, 4, 6, 1, false, 5, 20);
     v.push_back({"rnn_tanh_B20", p});
   }
+  // B = 40 / 48: float32 runs the CUDA-core fused step here by its rule (B <= 64 with H <= 256, standard_fused.cuh),
+  // 16-bit types the cuBLAS step.
+  {
+    Problem p = make(OPENRNN_CELL_LSTM, 6, 8, 1, false, 5, 40);
+    p.lengths.resize(40);
+    for (int b = 0; b < 40; ++b) p.lengths[b] = 1 + (b * 3) % 5;
+    v.push_back({"lstm_B40_ragged", p});
+  }
+  {
+    Problem p = make(OPENRNN_CELL_GRU, 5, 7, 2, true, 4, 48);
+    p.layout = OPENRNN_LAYOUT_BATCH_MAJOR;
+    v.push_back({"gru_B48_bidir_2layer_batchmajor", p});
+  }
   // One-direction stacks run the layer wavefront (standard_forward.cu): L = 4 is a group of three layers and one
   // of one; chunks of the default rule (T = 9, 3 lanes: 2 steps) end inside the sequences and past the short ones;
   // batch-major x makes layer 0's chunk GEMM strided-batched; dropout is applied chunk by chunk.
