@@ -235,17 +235,11 @@ inline void allow_smem(const void* kernel, int device, size_t bytes, std::mutex&
   done.push_back(device);
 }
 
-// A developer switch that forces a step kernel's per-launch carveout: its value (a percent, or -1 for none), read
-// once by the caller's static; -2 where unset.
-inline int env_carveout(const char* name) {
-  const char* e = std::getenv(name);
-  return e && *e ? std::atoi(e) : -2;
-}
 // The preferred shared-memory carveout of one step launch (percent of the SM's 256 KB; the rest is L1): where the grid
 // is one wave of one block per SM (blocks <= SMs), the smallest that holds a block (cudaSharedmemCarveoutMaxL1; the
 // driver still takes what a block needs), else none (the kernel's attribute, or the driver's choice). forced >= -1
-// (env_carveout) overrides it. Without it the split is whatever the driver picks, and that depends on what ran before:
-// the same mma.sync row measured 6.5 or 8.1 µs/step from one process to the next (sessions 29-31).
+// (env_carveout, standard_plan.h) overrides it. Without it the split is whatever the driver picks, and that depends
+// on what ran before: the same mma.sync row measured 6.5 or 8.1 µs/step from one process to the next (sessions 29-31).
 //   Hopper step, session 30 run 8 (H100, float16 inference, graph, µs/step, none -> MaxL1 on every launch):
 //     B = 64 H = 1024 LSTM 11.13 -> 10.11, GRU 9.88 -> 8.81 (128 blocks); B = 256 H = 512 (256 blocks) LSTM
 //     9.31 -> 14.01, GRU 8.22 -> 12.69 (one block per SM in two waves): hence "one wave" only.

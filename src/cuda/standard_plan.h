@@ -130,6 +130,13 @@ inline int env_int(const char* name) {
   int n = 0;
   return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
 }
+// A developer switch that forces a kernel's per-launch shared-memory carveout: its value (a percent, or -1 for none),
+// read once by the caller's static; -2 where unset or not a number.
+inline int env_carveout(const char* name) {
+  const char* e = std::getenv(name);
+  int n = 0;
+  return e && std::sscanf(e, "%d", &n) == 1 ? n : -2;
+}
 
 // OPENRNN_STD_PDL (developer switch, read once): "0" launches the 16-bit step kernels (standard_mma.cuh,
 // standard_wgmma.cuh; forward, and the tensor-core backward step) plainly; otherwise every step after a layer and
