@@ -123,6 +123,24 @@ std::vector<Case> cases() {
     p.layout = OPENRNN_LAYOUT_BATCH_MAJOR;
     v.push_back({"gru_B48_bidir_2layer_batchmajor", p});
   }
+  // H >= 256 at B >= 2: float32 runs the wide fused step by its rule (standard_fused.cuh; 16 sequences per block):
+  // a partial sequence tile (B = 12 / 18), 4-gate, 3-gate and 1-gate reductions, and H = 258 (Hout % 4 != 0: scalar
+  // weight loads and scalar h staging, k padded to 260).
+  {
+    Problem p = make(OPENRNN_CELL_LSTM, 6, 256, 1, false, 3, 12);
+    p.lengths.resize(12);
+    for (int b = 0; b < 12; ++b) p.lengths[b] = 1 + b % 3;
+    v.push_back({"lstm_H256_B12_ragged", p});
+  }
+  {
+    Problem p = make(OPENRNN_CELL_GRU, 5, 258, 1, true, 3, 18);
+    p.layout = OPENRNN_LAYOUT_BATCH_MAJOR;
+    v.push_back({"gru_H258_B18_bidir_batchmajor", p});
+  }
+  {
+    Problem p = make(OPENRNN_CELL_RNN_TANH, 4, 256, 2, false, 3, 9);
+    v.push_back({"rnn_tanh_H256_B9_2layer", p});
+  }
   // One-direction stacks run the layer wavefront (standard_forward.cu): L = 4 is a group of three layers and one
   // of one; chunks of the default rule (T = 9, 3 lanes: 2 steps) end inside the sequences and past the short ones;
   // batch-major x makes layer 0's chunk GEMM strided-batched; dropout is applied chunk by chunk.

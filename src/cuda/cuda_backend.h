@@ -38,7 +38,9 @@
 //
 // Developer switch: OPENRNN_STD_FUSED=0|1 (read once per process) forces the STANDARD per-step path to cuBLAS GEMM +
 // pointwise (0) or to the fused step kernels wherever they apply (1); unset = the measured rule in
-// standard_fused.cuh.
+// standard_fused.cuh. OPENRNN_STD_FUSED_WIDE=0|1 (read once per process): the fused forward step never / always (where
+// its h tile fits) as the 16-sequence wide kernel (fused_fwd_wide_kernel); unset = use_wide_fwd(). With 0 the forward
+// step's rule is the 8-sequence kernel's (fused_rule) as before session 32, but for B = 1 with H >= 1024 (cuBLAS).
 // OPENRNN_STD_MMA=0|1 (read once per process): float16/bfloat16 steps never / wherever it applies on the tensor-core
 // step kernel (standard_mma.cuh); unset = its measured rule, use_mma_step(). OPENRNN_STD_MMA_BWD=0|1: the same for
 // the tensor-core backward step kernel (standard_mma.cuh, mma_bwd_kernel); unset = use_mma_bwd().

@@ -291,7 +291,7 @@ class FwdRun {
       }
       if constexpr (!std::is_same<T, double>::value) {
         if (fused_) {
-          fused_forward_step(d, p, Whh_, c_.ctx.device, st_);
+          fused_forward_step(d, p, Whh_, c_.ctx.device, c_.ctx.props.multiProcessorCount, st_);
           continue;
         }
       }

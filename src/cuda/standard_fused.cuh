@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "standard_kernels.cuh"
@@ -145,6 +146,134 @@ __global__ void __launch_bounds__(kFusedThreads) fused_fwd_kernel(const FwdStep<
   }
 }
 
+// ---- wide forward step (session 32) ---------------------------------------------------------------------------
+// The same product and cell as fused_fwd_kernel, tiled for K (= Hout) of 512-3200 at B <= 16 per tile: a block owns
+// NW units (one warp per unit: its G gate rows) and kWideBT = 16 sequences, so that W_hh is read once per step for up
+// to 16 sequences (fused_fwd_kernel's 8-sequence tiles read it twice at B = 16: 128 MB per step from HBM at H = 2048).
+// The h tile [16][Kp] float32 is staged with all of a thread's loads in flight (fused_fwd_kernel's staging loop ran
+// four loads at a time, each waiting on L2). A lane holds two float4 pieces of each of its G rows per k block of 256
+// (k = kc + 128 i + 4 lane) and accumulates G x 16 (row, sequence) partial sums by FMA; the warp then reduces them by
+// a butterfly reduce-scatter (62 shuffles for 64 sums instead of 320), puts the sums in shared memory and its first
+// 16 lanes run the cell on (sequence, unit) pairs, with its inputs (CellInputs) and the first k block of W loaded
+// before the staging. Deterministic: fixed summation order, no atomics.
+constexpr int kWideBT = 16;
+__host__ __device__ constexpr int wide_np(int G) { return G == 1 ? 16 : 64; }  // G x 16 sums padded to a power of 2
+inline size_t wide_smem(int K) { return static_cast<size_t>(kWideBT) * fused_kp(K) * sizeof(float); }
+
+// Sums v[NP] (NP a power of two, 16..64) across the warp. After it, lane l holds in v[i] (i < max(NP / 32, 1)) the
+// warp total of index i + max(NP / 32, 1) * (l >> s), s = 5 - min(5, log2 NP), reduced in a fixed order.
+template <int NP, int L = 0>
+__device__ __forceinline__ void warp_reduce_scatter(float (&v)[NP], int lane) {
+  if constexpr (L < 5) {
+    constexpr int o = 16 >> L, n = NP >> L;
+    if constexpr (n >= 2) {
+      const bool up = (lane & o) != 0;
+#pragma unroll
+      for (int i = 0; i < n / 2; ++i) {
+        const float send = up ? v[i] : v[i + n / 2];
+        const float keep = up ? v[i + n / 2] : v[i];
+        v[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+      }
+    } else {
+      v[0] += __shfl_xor_sync(0xffffffffu, v[0], o);
+    }
+    warp_reduce_scatter<NP, L + 1>(v, lane);
+  }
+}
+
+template <typename T, int CELL, bool VEC, int NW>  // CELL: 0 LSTM, 1 GRU linear-before-reset, 2 RNN
+__global__ void __launch_bounds__(NW * 32) fused_fwd_wide_kernel(const FwdStep<T, float> p, const T* __restrict__ W,
+                                                                 bool hvec) {
+  constexpr int G = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
+  constexpr int NP = wide_np(G), NT = NW * 32;
+  extern __shared__ __align__(16) float hsm[];  // [kWideBT][Kp]: h_in of this block's sequences, float32
+  __shared__ float gsum[NW][NP];
+  const int H = p.H, K = p.Hout, Kp = (K + 3) & ~3;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  // Sequence tiles fastest: the blocks that read the same W_hh rows run together, so that at B > 16 the rows come
+  // from HBM once and from L2 for the other tiles.
+  const int u = blockIdx.y * NW + warp, b0 = blockIdx.x * kWideBT;
+  const T* wr[G];
+#pragma unroll
+  for (int g = 0; g < G; ++g) wr[g] = W + (long long)(g * H + (u < H ? u : 0)) * K;
+  // Before the staging (neither depends on it): the cell's inputs of (b0 + lane, u) for lanes < 16, and the first k
+  // block of the weight rows, so that their round trips overlap the staging's.
+  CellInputs<CELL> in;
+  const bool cell_lane = u < H && lane < kWideBT && b0 + lane < p.B;
+  in.load(p, b0 + lane, u, cell_lane);
+  float4 w[G][2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int g = 0; g < G; ++g) w[g][i] = load4<T, VEC>(u < H ? wr[g] : nullptr, i * 128 + lane * 4, K);
+  // Stage h: hvec (float32 states, Hout % 4 == 0, 16-byte aligned rows): one float4 per sequence per thread per
+  // round, all 16 in flight; else one element per sequence (split states are summed by h_prev).
+  if (hvec) {
+    for (int c = threadIdx.x; c < Kp / 4; c += NT) {
+      float4 v[kWideBT];
+#pragma unroll
+      for (int j = 0; j < kWideBT; ++j)
+        v[j] = b0 + j < p.B ? *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(p.hin) + p.hrow(b0 + j) +
+                                                               4 * c)
+                            : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int j = 0; j < kWideBT; ++j) *reinterpret_cast<float4*>(hsm + j * Kp + 4 * c) = v[j];
+    }
+  } else {
+    for (int k = threadIdx.x; k < Kp; k += NT) {
+      float v[kWideBT];
+#pragma unroll
+      for (int j = 0; j < kWideBT; ++j) v[j] = (k < K && b0 + j < p.B) ? p.h_prev(b0 + j, k) : 0.f;
+#pragma unroll
+      for (int j = 0; j < kWideBT; ++j) hsm[j * Kp + k] = v[j];
+    }
+  }
+  __syncthreads();
+  if (u >= H) return;  // whole warps only; no block barrier follows
+  float acc[NP];
+#pragma unroll
+  for (int i = 0; i < NP; ++i) acc[i] = 0.f;
+  for (int kc = 0; kc < K; kc += 256) {
+    if (kc > 0) {
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int g = 0; g < G; ++g) w[g][i] = load4<T, VEC>(wr[g], kc + i * 128 + lane * 4, K);
+    }
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int k = kc + i * 128 + lane * 4;
+      if (k < K) {
+#pragma unroll
+        for (int j = 0; j < kWideBT; ++j) {
+          const float4 h = *reinterpret_cast<const float4*>(hsm + j * Kp + k);
+#pragma unroll
+          for (int g = 0; g < G; ++g) {
+            float& a = acc[g * kWideBT + j];
+            a = fmaf(w[g][i].x, h.x, a);
+            a = fmaf(w[g][i].y, h.y, a);
+            a = fmaf(w[g][i].z, h.z, a);
+            a = fmaf(w[g][i].w, h.w, a);
+          }
+        }
+      }
+    }
+  }
+  warp_reduce_scatter<NP>(acc, lane);
+  constexpr int NF = NP >= 32 ? NP / 32 : 1;
+  constexpr int SH = NP >= 32 ? 0 : (NP == 16 ? 1 : 2);
+#pragma unroll
+  for (int i = 0; i < NF; ++i) {
+    const int idx = i + NF * (lane >> SH);
+    if (idx < G * kWideBT) gsum[warp][idx] = acc[i];
+  }
+  __syncwarp();
+  if (cell_lane) {
+    const int j = lane;
+    in.run(p, b0 + j, u, [&](int r) { return gsum[warp][(r / H) * kWideBT + j]; });
+  }
+}
+
 // Backward step. For this block's 16 units u and kFusedBT sequences b it first forms the gradient w.r.t. the state
 // after step t,  dh_next[b][u] = E[b][u] + sum_j dGn[b][j] W_hh[j][u]  (E: the carried part the previous kernel wrote
 // into p.dh_next; dGn: the recurrent-side pre-activation gradient of the previously processed step, null on the
@@ -183,6 +312,23 @@ __global__ void __launch_bounds__(kFusedThreads) fused_bwd_kernel(const BwdStep<
 
 // ---- host side -------------------------------------------------------------------------------------------------
 
+// OPENRNN_STD_FUSED_WIDE (developer switch, read once): "0" never use fused_fwd_wide_kernel, "1" wherever the fused
+// forward step runs and its h tile fits, unset/other: the rule of use_wide_fwd().
+inline int wide_override() {
+  static const int v = env_switch01("OPENRNN_STD_FUSED_WIDE");
+  return v;
+}
+inline bool use_wide_fwd(const StdDims& d, openrnn_data_type dt) {
+  if (wide_smem(d.Hout) > kFusedMaxSmem) return false;
+  const int o = wide_override();
+  if (o >= 0) return o == 1;
+  // Session 32 run 3 (H100, graph, µs/step, fused forced, 8-sequence step -> wide step): H = 256 inference B = 4
+  // LSTM 4.18 -> 3.84, B = 16 5.02 -> 4.75, B = 64 11.17 -> 6.94 (GRU 8.92 -> 5.93); training B = 64 LSTM 24.69 ->
+  // 22.14, B = 16 15.18 -> 15.25; H = 1024 / 2048 at B = 1-8 inference 10-28% faster. float32 only: the 16-bit
+  // types take it only where neither tensor-core step does, which no benchmark row reaches.
+  return dt == OPENRNN_DATA_FLOAT && d.B >= 2 && d.Hout >= 256;
+}
+
 // Where the fused kernels apply: LSTM without projection, GRU linear-before-reset, RNN, float32 arithmetic (float64
 // problems keep cuBLAS), the staged operand within kFusedMaxSmem. Where they win (measured, docs/performance.md):
 // small batches, where a step is launch- and latency-bound; cuBLAS (tensor cores for float16/bfloat16) wins on large
@@ -206,8 +352,28 @@ inline bool fused_rule(const StdDims& d, openrnn_data_type dt) {
 inline bool fused_applies(const StdDims& d, openrnn_data_type dt) {
   return dt != OPENRNN_DATA_DOUBLE && !d.proj && !d.gru_rb;
 }
+// The forward step's rule: fused_rule, and for float32 where the wide step (fused_fwd_wide_kernel) runs: B <= 16
+// with H <= 2048, B <= 32 with H <= 1024, B <= 64 with H <= 512, B <= 128 with H <= 256. Session 32, run 2 (H100,
+// graph, inference, µs/step, cuBLAS GEMM + pointwise (k split at B >= 32) -> wide step): B = 16 H = 2048 LSTM 80.56
+// -> 45.29, GRU 78.94 -> 35.34; B = 32 H = 1024 LSTM 25.92 -> 21.55, GRU 23.17 -> 17.45; B = 64 H = 512 LSTM 17.64
+// -> 13.69, GRU 14.52 -> 11.43. Run 5 (the kernel as it is now; cuBLAS -> wide step): B = 128 H = 256 LSTM 12.76 ->
+// 9.62, GRU 11.47 -> 8.48. cuBLAS stays faster at B = 32 H = 2048 (LSTM 77.3 vs 81.5), B = 64 H = 1024 (LSTM 35.8
+// vs 38.4; GRU 32.4 vs 31.8), B = 64 H = 2048 (111 vs 134), B = 128 H = 512 (21.6 vs 24.4) and B = 256 H = 256 (15.7
+// vs 16.9): the wide step reads W_hh once per 16 sequences, and its product runs on CUDA cores.
+// At B = 1 cuBLAS's GEMV-shaped GEMM beats both fused steps from H = 1024 (run 3, inference: LSTM 7.51 vs 9.02 wide,
+// 10.43 eight-sequence; H = 2048 GRU 23.80 vs 25.48).
+inline bool fused_fwd_rule(const StdDims& d, openrnn_data_type dt) {
+  if (fused_override() >= 0 || dt != OPENRNN_DATA_FLOAT) return fused_rule(d, dt);
+  if (d.B == 1 && d.Hout >= 1024) return false;
+  if (use_wide_fwd(d, dt))
+    return d.B <= 16   ? d.Hout <= 2048
+           : d.B <= 32 ? d.Hout <= 1024
+           : d.B <= 64 ? d.Hout <= 512
+                       : d.B <= 128 && d.Hout <= 256;
+  return fused_rule(d, dt);
+}
 inline bool use_fused_fwd(const StdDims& d, openrnn_data_type dt) {
-  return fused_applies(d, dt) && fused_smem(d.Hout) <= kFusedMaxSmem && fused_rule(d, dt);
+  return fused_applies(d, dt) && fused_smem(d.Hout) <= kFusedMaxSmem && fused_fwd_rule(d, dt);
 }
 inline bool use_fused_bwd(const StdDims& d, openrnn_data_type dt) {
   return fused_applies(d, dt) && fused_smem(d.GH) <= kFusedMaxSmem && fused_rule(d, dt);
@@ -265,6 +431,37 @@ void launch_fused_fwd(const FwdStep<T, float>& p, const T* W, int device, cudaSt
   OPENRNN_LAUNCH_CHECK("fused_fwd_kernel");
 }
 
+// Warps (units) per block of the wide step: 16, 8 or 4, the most that still gives about one block per SM.
+inline int wide_warps(int H, int ytiles, int sms) {
+  const long long units = static_cast<long long>(H) * ytiles;
+  return units >= 16LL * (sms - sms / 8) ? 16 : units >= 8LL * (sms - sms / 8) ? 8 : 4;
+}
+
+template <typename T, int CELL, bool VEC, int NW>
+void launch_fused_fwd_wide(const FwdStep<T, float>& p, const T* W, int device, cudaStream_t st) {
+  const dim3 grid((p.B + kWideBT - 1) / kWideBT, (p.H + NW - 1) / NW);  // sequence tiles fastest (kernel)
+  const size_t smem = wide_smem(p.Hout);
+  {
+    static std::mutex m;
+    static std::vector<int> done;
+    allow_smem(reinterpret_cast<const void*>(&fused_fwd_wide_kernel<T, CELL, VEC, NW>), device, kFusedMaxSmem, m,
+               done);
+  }
+  const bool hvec = std::is_same<T, float>::value && p.Hout % 4 == 0 &&
+                    reinterpret_cast<uintptr_t>(p.hin) % 16 == 0;
+  fused_fwd_wide_kernel<T, CELL, VEC, NW><<<grid, NW * 32, smem, st>>>(p, W, hvec);
+  OPENRNN_LAUNCH_CHECK("fused_fwd_wide_kernel");
+}
+
+template <typename T, int CELL, bool VEC>
+void launch_fused_fwd_wide(const FwdStep<T, float>& p, const T* W, int device, int sms, cudaStream_t st) {
+  switch (wide_warps(p.H, (p.B + kWideBT - 1) / kWideBT, sms)) {
+    case 16: return launch_fused_fwd_wide<T, CELL, VEC, 16>(p, W, device, st);
+    case 8: return launch_fused_fwd_wide<T, CELL, VEC, 8>(p, W, device, st);
+    default: return launch_fused_fwd_wide<T, CELL, VEC, 4>(p, W, device, st);
+  }
+}
+
 template <typename T, int CELL, bool VEC>
 void launch_fused_bwd(const BwdStep<T, float>& p, const T* Wt, const T* dGn, int device, cudaStream_t st) {
   const int G = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
@@ -281,8 +478,23 @@ void launch_fused_bwd(const BwdStep<T, float>& p, const T* Wt, const T* dGn, int
 
 // One fused forward step: picks the cell and the vector-load variant (rows 4-element aligned).
 template <typename T>
-void fused_forward_step(const StdDims& d, const FwdStep<T, float>& p, const T* W, int device, cudaStream_t st) {
+void fused_forward_step(const StdDims& d, const FwdStep<T, float>& p, const T* W, int device, int sms,
+                        cudaStream_t st) {
   const bool vec = d.Hout % 4 == 0 && reinterpret_cast<uintptr_t>(W) % (4 * sizeof(T)) == 0;
+  // The storage type stands for the data type here: the rule only asks whether it is float32.
+  if (use_wide_fwd(d, std::is_same<T, float>::value ? OPENRNN_DATA_FLOAT : OPENRNN_DATA_HALF)) {
+    if (d.lstm) {
+      vec ? launch_fused_fwd_wide<T, 0, true>(p, W, device, sms, st)
+          : launch_fused_fwd_wide<T, 0, false>(p, W, device, sms, st);
+    } else if (d.gru_lbr) {
+      vec ? launch_fused_fwd_wide<T, 1, true>(p, W, device, sms, st)
+          : launch_fused_fwd_wide<T, 1, false>(p, W, device, sms, st);
+    } else {
+      vec ? launch_fused_fwd_wide<T, 2, true>(p, W, device, sms, st)
+          : launch_fused_fwd_wide<T, 2, false>(p, W, device, sms, st);
+    }
+    return;
+  }
   if (d.lstm) {
     vec ? launch_fused_fwd<T, 0, true>(p, W, device, st) : launch_fused_fwd<T, 0, false>(p, W, device, st);
   } else if (d.gru_lbr) {
