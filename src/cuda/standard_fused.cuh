@@ -123,9 +123,14 @@ __global__ void __launch_bounds__(kFusedThreads) fused_fwd_kernel(const FwdStep<
   __shared__ float gsum[kFusedRows * kFusedBT];
   const int H = p.H, K = p.Hout, Kp = (K + 3) & ~3;
   const int u0 = blockIdx.x * U, b0 = blockIdx.y * kFusedBT;
-  for (int e = threadIdx.x; e < kFusedBT * Kp; e += kFusedThreads) {
-    const int j = e / Kp, k = e % Kp, b = b0 + j;
-    hsm[e] = (k < K && b < p.B) ? p.h_prev(b, k) : 0.f;
+  // Staging: one element per sequence per round, the kFusedBT loads in flight together (session 32; the loop over
+  // flat indices ran four at a time).
+  for (int k = threadIdx.x; k < Kp; k += kFusedThreads) {
+    float v[kFusedBT];
+#pragma unroll
+    for (int j = 0; j < kFusedBT; ++j) v[j] = (k < K && b0 + j < p.B) ? p.h_prev(b0 + j, k) : 0.f;
+#pragma unroll
+    for (int j = 0; j < kFusedBT; ++j) hsm[j * Kp + k] = v[j];
   }
   __syncthreads();
   tile_gemv<T, VEC>(
@@ -281,16 +286,25 @@ __global__ void __launch_bounds__(NW * 32) fused_fwd_wide_kernel(const FwdStep<T
 // carried part p.dh_prev. The caller adds dG W_hh of the last processed step after the loop (one GEMM) for dhx.
 template <typename T, int CELL, bool VEC>  // CELL: 0 LSTM (no projection), 1 GRU linear-before-reset, 2 RNN
 __global__ void __launch_bounds__(kFusedThreads) fused_bwd_kernel(const BwdStep<T, float> p, const T* __restrict__ Wt,
-                                                                  const T* __restrict__ dGn) {
+                                                                  const T* __restrict__ dGn, bool dvec) {
   constexpr int G = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
   extern __shared__ __align__(16) float hsm[];  // [kFusedBT][Kp]: dGn rows of this block's sequences
   __shared__ float gsum[kFusedRows * kFusedBT];
   const int H = p.H, K = G * H, Kp = (K + 3) & ~3;
   const int u0 = blockIdx.x * kFusedRows, b0 = blockIdx.y * kFusedBT;
   if (dGn) {
-    for (int e = threadIdx.x; e < kFusedBT * Kp; e += kFusedThreads) {
-      const int j = e / Kp, k = e % Kp, b = b0 + j;
-      hsm[e] = (k < K && b < p.B) ? static_cast<float>(to_f(dGn[(long long)b * K + k])) : 0.f;
+    // Staging: 4 consecutive elements per sequence per round (load4: one vector load where VEC), the kFusedBT
+    // loads in flight together (session 32; the loop over flat indices ran four scalar loads at a time, and at
+    // K = G*H = 4096 each thread waited through 32 such rounds).
+    for (int k = 4 * threadIdx.x; k < Kp; k += 4 * kFusedThreads) {
+      float4 v[kFusedBT];
+#pragma unroll
+      for (int j = 0; j < kFusedBT; ++j) {
+        const T* row = b0 + j < p.B ? dGn + (long long)(b0 + j) * K : nullptr;
+        v[j] = dvec ? load4<T, VEC>(row, k, K) : load4<T, false>(row, k, K);
+      }
+#pragma unroll
+      for (int j = 0; j < kFusedBT; ++j) *reinterpret_cast<float4*>(hsm + j * Kp + k) = v[j];
     }
     __syncthreads();
     tile_gemv<T, VEC>([&](int r) -> const T* { return u0 + r < H ? Wt + (long long)(u0 + r) * K : nullptr; }, K,
@@ -472,7 +486,10 @@ void launch_fused_bwd(const BwdStep<T, float>& p, const T* Wt, const T* dGn, int
     static std::vector<int> done;
     allow_smem(reinterpret_cast<const void*>(&fused_bwd_kernel<T, CELL, VEC>), device, kFusedMaxSmem, m, done);
   }
-  fused_bwd_kernel<T, CELL, VEC><<<grid, kFusedThreads, smem, st>>>(p, Wt, dGn);
+  // dGn's rows may take the vector loads (VEC: K % 4 == 0) where its base is aligned to 4 elements: it lies in the
+  // caller's reserve space, which need not be.
+  const bool dvec = reinterpret_cast<uintptr_t>(dGn) % (4 * sizeof(T)) == 0;
+  fused_bwd_kernel<T, CELL, VEC><<<grid, kFusedThreads, smem, st>>>(p, Wt, dGn, dvec);
   OPENRNN_LAUNCH_CHECK("fused_bwd_kernel");
 }
 
