@@ -115,6 +115,20 @@ __device__ __forceinline__ void tile_gemv(RowFn row, int K, const float* hsm, in
   }
 }
 
+// Stages h_in of sequences b0 .. b0 + BT - 1 as float32 [BT][Kp] in shared memory (zeros past K and past B; split
+// states summed by h_prev): one element per sequence per round, the BT loads of a round in flight together (session
+// 32; a loop over flat indices had run four at a time, each round an L2 round trip). nthreads: the block's threads.
+template <int BT, typename T>
+__device__ __forceinline__ void stage_h(const FwdStep<T, float>& p, float* hsm, int b0, int K, int Kp, int nthreads) {
+  for (int k = threadIdx.x; k < Kp; k += nthreads) {
+    float v[BT];
+#pragma unroll
+    for (int j = 0; j < BT; ++j) v[j] = (k < K && b0 + j < p.B) ? p.h_prev(b0 + j, k) : 0.f;
+#pragma unroll
+    for (int j = 0; j < BT; ++j) hsm[j * Kp + k] = v[j];
+  }
+}
+
 template <typename T, int CELL, bool VEC>  // CELL: 0 LSTM, 1 GRU linear-before-reset, 2 RNN
 __global__ void __launch_bounds__(kFusedThreads) fused_fwd_kernel(const FwdStep<T, float> p, const T* __restrict__ W) {
   constexpr int G = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
@@ -123,15 +137,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_fwd_kernel(const FwdStep<
   __shared__ float gsum[kFusedRows * kFusedBT];
   const int H = p.H, K = p.Hout, Kp = (K + 3) & ~3;
   const int u0 = blockIdx.x * U, b0 = blockIdx.y * kFusedBT;
-  // Staging: one element per sequence per round, the kFusedBT loads in flight together (session 32; the loop over
-  // flat indices ran four at a time).
-  for (int k = threadIdx.x; k < Kp; k += kFusedThreads) {
-    float v[kFusedBT];
-#pragma unroll
-    for (int j = 0; j < kFusedBT; ++j) v[j] = (k < K && b0 + j < p.B) ? p.h_prev(b0 + j, k) : 0.f;
-#pragma unroll
-    for (int j = 0; j < kFusedBT; ++j) hsm[j * Kp + k] = v[j];
-  }
+  stage_h<kFusedBT>(p, hsm, b0, K, Kp, kFusedThreads);
   __syncthreads();
   tile_gemv<T, VEC>(
       [&](int r) -> const T* {
@@ -225,13 +231,7 @@ __global__ void __launch_bounds__(NW * 32) fused_fwd_wide_kernel(const FwdStep<T
       for (int j = 0; j < kWideBT; ++j) *reinterpret_cast<float4*>(hsm + j * Kp + 4 * c) = v[j];
     }
   } else {
-    for (int k = threadIdx.x; k < Kp; k += NT) {
-      float v[kWideBT];
-#pragma unroll
-      for (int j = 0; j < kWideBT; ++j) v[j] = (k < K && b0 + j < p.B) ? p.h_prev(b0 + j, k) : 0.f;
-#pragma unroll
-      for (int j = 0; j < kWideBT; ++j) hsm[j * Kp + k] = v[j];
-    }
+    stage_h<kWideBT>(p, hsm, b0, K, Kp, NT);
   }
   __syncthreads();
   if (u >= H) return;  // whole warps only; no block barrier follows
