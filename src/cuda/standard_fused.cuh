@@ -164,9 +164,9 @@ __global__ void __launch_bounds__(kFusedThreads) fused_fwd_kernel(const FwdStep<
 // The h tile [16][Kp] float32 is staged with all of a thread's loads in flight (fused_fwd_kernel's staging loop ran
 // four loads at a time, each waiting on L2). A lane holds two float4 pieces of each of its G rows per k block of 256
 // (k = kc + 128 i + 4 lane) and accumulates G x 16 (row, sequence) partial sums by FMA; the warp then reduces them by
-// a butterfly reduce-scatter (62 shuffles for 64 sums instead of 320), puts the sums in shared memory and its first
-// 16 lanes run the cell on (sequence, unit) pairs, with its inputs (CellInputs) and the first k block of W loaded
-// before the staging. Deterministic: fixed summation order, no atomics.
+// a butterfly reduce-scatter (62 shuffles for 64 sums instead of 320) and puts the sums in shared memory; after a
+// block barrier the block's threads run the cell on (sequence, unit) pairs, units fastest, with its inputs
+// (CellInputs) and the first k block of W loaded before the staging. Deterministic: fixed summation order, no atomics.
 constexpr int kWideBT = 16;
 __host__ __device__ constexpr int wide_np(int G) { return G == 1 ? 16 : 64; }  // G x 16 sums padded to a power of 2
 inline size_t wide_smem(int K) { return static_cast<size_t>(kWideBT) * fused_kp(K) * sizeof(float); }
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(NW * 32) fused_fwd_wide_kernel(const FwdStep<T
   constexpr int G = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
   constexpr int NP = wide_np(G), NT = NW * 32;
   extern __shared__ __align__(16) float hsm[];  // [kWideBT][Kp]: h_in of this block's sequences, float32
-  __shared__ float gsum[NW][NP];
+  __shared__ float gsum[NW][NP + 1];  // + 1: the cell reads a column (one unit per thread) without bank conflicts
   const int H = p.H, K = p.Hout, Kp = (K + 3) & ~3;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   // Sequence tiles fastest: the blocks that read the same W_hh rows run together, so that at B > 16 the rows come
@@ -209,9 +209,14 @@ __global__ void __launch_bounds__(NW * 32) fused_fwd_wide_kernel(const FwdStep<T
   for (int g = 0; g < G; ++g) wr[g] = W + (long long)(g * H + (u < H ? u : 0)) * K;
   // Before the staging (neither depends on it): the cell's inputs of (b0 + lane, u) for lanes < 16, and the first k
   // block of the weight rows, so that their round trips overlap the staging's.
+  // The cell runs on (sequence cj, unit cu) pairs with units fastest across the block's threads, so that its loads
+  // and stores (x W_ih rows, c, h, y, acts: unit-contiguous) coalesce over NW units. (Lanes < 16 of each warp taking
+  // its unit's 16 sequences, H elements apart, was 2-17% slower: session 32, run 12.)
+  const int cu = threadIdx.x % NW, cj = threadIdx.x / NW;
+  const int ucell = blockIdx.y * NW + cu;
+  const bool cell_lane = ucell < H && cj < kWideBT && b0 + cj < p.B;
   CellInputs<CELL> in;
-  const bool cell_lane = u < H && lane < kWideBT && b0 + lane < p.B;
-  in.load(p, b0 + lane, u, cell_lane);
+  in.load(p, b0 + cj, ucell, cell_lane);
   float4 w[G][2];
 #pragma unroll
   for (int i = 0; i < 2; ++i)
@@ -234,49 +239,47 @@ __global__ void __launch_bounds__(NW * 32) fused_fwd_wide_kernel(const FwdStep<T
     stage_h<kWideBT>(p, hsm, b0, K, Kp, NT);
   }
   __syncthreads();
-  if (u >= H) return;  // whole warps only; no block barrier follows
-  float acc[NP];
+  if (u < H) {  // whole warps; the block barrier below is reached by all
+    float acc[NP];
 #pragma unroll
-  for (int i = 0; i < NP; ++i) acc[i] = 0.f;
-  for (int kc = 0; kc < K; kc += 256) {
-    if (kc > 0) {
+    for (int i = 0; i < NP; ++i) acc[i] = 0.f;
+    for (int kc = 0; kc < K; kc += 256) {
+      if (kc > 0) {
 #pragma unroll
-      for (int i = 0; i < 2; ++i)
+        for (int i = 0; i < 2; ++i)
 #pragma unroll
-        for (int g = 0; g < G; ++g) w[g][i] = load4<T, VEC>(wr[g], kc + i * 128 + lane * 4, K);
-    }
+          for (int g = 0; g < G; ++g) w[g][i] = load4<T, VEC>(wr[g], kc + i * 128 + lane * 4, K);
+      }
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int k = kc + i * 128 + lane * 4;
-      if (k < K) {
+      for (int i = 0; i < 2; ++i) {
+        const int k = kc + i * 128 + lane * 4;
+        if (k < K) {
 #pragma unroll
-        for (int j = 0; j < kWideBT; ++j) {
-          const float4 h = *reinterpret_cast<const float4*>(hsm + j * Kp + k);
+          for (int j = 0; j < kWideBT; ++j) {
+            const float4 h = *reinterpret_cast<const float4*>(hsm + j * Kp + k);
 #pragma unroll
-          for (int g = 0; g < G; ++g) {
-            float& a = acc[g * kWideBT + j];
-            a = fmaf(w[g][i].x, h.x, a);
-            a = fmaf(w[g][i].y, h.y, a);
-            a = fmaf(w[g][i].z, h.z, a);
-            a = fmaf(w[g][i].w, h.w, a);
+            for (int g = 0; g < G; ++g) {
+              float& a = acc[g * kWideBT + j];
+              a = fmaf(w[g][i].x, h.x, a);
+              a = fmaf(w[g][i].y, h.y, a);
+              a = fmaf(w[g][i].z, h.z, a);
+              a = fmaf(w[g][i].w, h.w, a);
+            }
           }
         }
       }
     }
-  }
-  warp_reduce_scatter<NP>(acc, lane);
-  constexpr int NF = NP >= 32 ? NP / 32 : 1;
-  constexpr int SH = NP >= 32 ? 0 : (NP == 16 ? 1 : 2);
+    warp_reduce_scatter<NP>(acc, lane);
+    constexpr int NF = NP >= 32 ? NP / 32 : 1;
+    constexpr int SH = NP >= 32 ? 0 : (NP == 16 ? 1 : 2);
 #pragma unroll
-  for (int i = 0; i < NF; ++i) {
-    const int idx = i + NF * (lane >> SH);
-    if (idx < G * kWideBT) gsum[warp][idx] = acc[i];
+    for (int i = 0; i < NF; ++i) {
+      const int idx = i + NF * (lane >> SH);
+      if (idx < G * kWideBT) gsum[warp][idx] = acc[i];
+    }
   }
-  __syncwarp();
-  if (cell_lane) {
-    const int j = lane;
-    in.run(p, b0 + j, u, [&](int r) { return gsum[warp][(r / H) * kWideBT + j]; });
-  }
+  __syncthreads();
+  if (cell_lane) in.run(p, b0 + cj, ucell, [&](int r) { return gsum[cu][(r / H) * kWideBT + cj]; });
 }
 
 // Backward step. For this block's 16 units u and kFusedBT sequences b it first forms the gradient w.r.t. the state
@@ -327,7 +330,8 @@ __global__ void __launch_bounds__(kFusedThreads) fused_bwd_kernel(const BwdStep<
 // ---- host side -------------------------------------------------------------------------------------------------
 
 // OPENRNN_STD_FUSED_WIDE (developer switch, read once): "0" never use fused_fwd_wide_kernel, "1" wherever the fused
-// forward step runs and its h tile fits, unset/other: the rule of use_wide_fwd().
+// forward step runs and its h tile fits (any type; for float32 it also replaces the 8-sequence step's table of where
+// the forward fuses by the wide step's, fused_fwd_rule), unset/other: the rule of use_wide_fwd().
 inline int wide_override() {
   static const int v = env_switch01("OPENRNN_STD_FUSED_WIDE");
   return v;
@@ -338,8 +342,8 @@ inline bool use_wide_fwd(const StdDims& d, openrnn_data_type dt) {
   if (o >= 0) return o == 1;
   // Session 32 run 3 (H100, graph, µs/step, fused forced, 8-sequence step -> wide step): H = 256 inference B = 4
   // LSTM 4.18 -> 3.84, B = 16 5.02 -> 4.75, B = 64 11.17 -> 6.94 (GRU 8.92 -> 5.93); training B = 64 LSTM 24.69 ->
-  // 22.14, B = 16 15.18 -> 15.25; H = 1024 / 2048 at B = 1-8 inference 10-28% faster. float32 only: the 16-bit
-  // types take it only where neither tensor-core step does, which no benchmark row reaches.
+  // 22.14, B = 16 15.18 -> 15.25; H = 1024 / 2048 at B = 1-8 inference 10-28% faster. float32 only: 16-bit types
+  // take it only through the switch (tested so; never timed).
   return dt == OPENRNN_DATA_FLOAT && d.B >= 2 && d.Hout >= 256;
 }
 
@@ -383,7 +387,7 @@ inline bool fused_fwd_rule(const StdDims& d, openrnn_data_type dt) {
     return d.B <= 16   ? d.Hout <= 2048
            : d.B <= 32 ? d.Hout <= 1024
            : d.B <= 64 ? d.Hout <= 512
-                       : d.B <= 128 && d.Hout <= 256;
+                       : d.B <= 256 && d.Hout <= 256;
   return fused_rule(d, dt);
 }
 inline bool use_fused_fwd(const StdDims& d, openrnn_data_type dt) {
@@ -394,8 +398,8 @@ inline bool use_fused_bwd(const StdDims& d, openrnn_data_type dt) {
 }
 
 // Raises a kernel's dynamic shared-memory limit once per device (static + dynamic above 48 KB needs the opt-in): to
-// `bytes`, or what the device allows per block beyond 1 KB of static shared memory if that is less. m / done: the
-// caller's statics (one pair per kernel instantiation).
+// `bytes`, or what the device allows per block beyond the kernel's static shared memory (at least 1 KB) if less.
+// m / done: the caller's statics (one pair per kernel instantiation).
 // carveout (>= 0): also set the kernel's preferred shared-memory carveout (percent of the SM's shared memory + L1;
 // the driver takes at least what a block needs). The mma.sync step kernels ask for the largest
 // (cudaSharedmemCarveoutMaxShared), so that a programmatic dependent's blocks (the next step's) may start beside this
@@ -408,7 +412,10 @@ inline void allow_smem(const void* kernel, int device, size_t bytes, std::mutex&
     if (d == device) return;
   int optin = 0;
   OPENRNN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  const int limit = static_cast<int>(std::min(bytes, static_cast<size_t>(optin - 1024)));
+  cudaFuncAttributes fa{};
+  OPENRNN_CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));  // static + dynamic must stay within the opt-in
+  const size_t room = static_cast<size_t>(optin) - std::max<size_t>(fa.sharedSizeBytes, 1024);
+  const int limit = static_cast<int>(std::min(bytes, room));
   OPENRNN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
   if (carveout >= 0)
     OPENRNN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
@@ -498,8 +505,10 @@ template <typename T>
 void fused_forward_step(const StdDims& d, const FwdStep<T, float>& p, const T* W, int device, int sms,
                         cudaStream_t st) {
   const bool vec = d.Hout % 4 == 0 && reinterpret_cast<uintptr_t>(W) % (4 * sizeof(T)) == 0;
-  // The storage type stands for the data type here: the rule only asks whether it is float32.
-  if (use_wide_fwd(d, std::is_same<T, float>::value ? OPENRNN_DATA_FLOAT : OPENRNN_DATA_HALF)) {
+  constexpr openrnn_data_type dt = std::is_same<T, float>::value      ? OPENRNN_DATA_FLOAT
+                                   : std::is_same<T, __half>::value ? OPENRNN_DATA_HALF
+                                                                    : OPENRNN_DATA_BFLOAT16;
+  if (use_wide_fwd(d, dt)) {
     if (d.lstm) {
       vec ? launch_fused_fwd_wide<T, 0, true>(p, W, device, sms, st)
           : launch_fused_fwd_wide<T, 0, false>(p, W, device, sms, st);
