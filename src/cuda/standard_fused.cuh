@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_fwd_kernel(const FwdStep<
 }
 
 // ---- wide forward step (session 32) ---------------------------------------------------------------------------
-// The same product and cell as fused_fwd_kernel, tiled for K (= Hout) of 512-3200 at B <= 16 per tile: a block owns
+// The same product and cell as fused_fwd_kernel, tiled for K (= Hout) of 256-3200, 16 sequences per tile: a block owns
 // NW units (one warp per unit: its G gate rows) and kWideBT = 16 sequences, so that W_hh is read once per step for up
 // to 16 sequences (fused_fwd_kernel's 8-sequence tiles read it twice at B = 16: 128 MB per step from HBM at H = 2048).
 // The h tile [16][Kp] float32 is staged with all of a thread's loads in flight (fused_fwd_kernel's staging loop ran
@@ -207,11 +207,11 @@ __global__ void __launch_bounds__(NW * 32) fused_fwd_wide_kernel(const FwdStep<T
   const T* wr[G];
 #pragma unroll
   for (int g = 0; g < G; ++g) wr[g] = W + (long long)(g * H + (u < H ? u : 0)) * K;
-  // Before the staging (neither depends on it): the cell's inputs of (b0 + lane, u) for lanes < 16, and the first k
-  // block of the weight rows, so that their round trips overlap the staging's.
-  // The cell runs on (sequence cj, unit cu) pairs with units fastest across the block's threads, so that its loads
-  // and stores (x W_ih rows, c, h, y, acts: unit-contiguous) coalesce over NW units. (Lanes < 16 of each warp taking
-  // its unit's 16 sequences, H elements apart, was 2-17% slower: session 32, run 12.)
+  // Before the staging (neither depends on it): the cell's inputs of this thread's (sequence, unit) pair and the
+  // first k block of the warp's weight rows, so that their round trips overlap the staging's. The cell runs on
+  // (sequence cj, unit cu) pairs with units fastest across the block's threads, so that its loads and stores (x W_ih
+  // rows, c, h, y, acts: unit-contiguous) coalesce over NW units. (Lanes < 16 of each warp taking its unit's 16
+  // sequences, H elements apart, was 2-17% slower: session 32, run 12.)
   const int cu = threadIdx.x % NW, cj = threadIdx.x / NW;
   const int ucell = blockIdx.y * NW + cu;
   const bool cell_lane = ucell < H && cj < kWideBT && b0 + cj < p.B;
