@@ -370,24 +370,28 @@ inline bool fused_rule(const StdDims& d, openrnn_data_type dt) {
 inline bool fused_applies(const StdDims& d, openrnn_data_type dt) {
   return dt != OPENRNN_DATA_DOUBLE && !d.proj && !d.gru_rb;
 }
-// The forward step's rule: fused_rule, and for float32 where the wide step (fused_fwd_wide_kernel) runs: B <= 16
-// with H <= 2048, B <= 32 with H <= 1024, B <= 64 with H <= 512, B <= 128 with H <= 256. Session 32, run 2 (H100,
-// graph, inference, µs/step, cuBLAS GEMM + pointwise (k split at B >= 32) -> wide step): B = 16 H = 2048 LSTM 80.56
-// -> 45.29, GRU 78.94 -> 35.34; B = 32 H = 1024 LSTM 25.92 -> 21.55, GRU 23.17 -> 17.45; B = 64 H = 512 LSTM 17.64
-// -> 13.69, GRU 14.52 -> 11.43. Run 5 (the kernel as it is now; cuBLAS -> wide step): B = 128 H = 256 LSTM 12.76 ->
-// 9.62, GRU 11.47 -> 8.48. cuBLAS stays faster at B = 32 H = 2048 (LSTM 77.3 vs 81.5), B = 64 H = 1024 (LSTM 35.8
-// vs 38.4; GRU 32.4 vs 31.8), B = 64 H = 2048 (111 vs 134), B = 128 H = 512 (21.6 vs 24.4) and B = 256 H = 256 (15.7
-// vs 16.9): the wide step reads W_hh once per 16 sequences, and its product runs on CUDA cores.
+// The forward step's rule: fused_rule, and for float32 where the wide step (fused_fwd_wide_kernel) runs: B <= 32 with
+// H <= 2048, B <= 64 with H <= 512 (GRU 1024), B <= 128 with H <= 256 (GRU 512), B <= 256 with H <= 256; RNN follows
+// LSTM (not timed). Measured on the H100 (session 32, graph, inference, µs/step, cuBLAS GEMM + pointwise, k split at
+// B >= 32 -> wide step; docs/performance.md):
+//   run 2 (first version): B = 16 H = 2048 LSTM 80.56 -> 45.29, GRU 78.94 -> 35.34; B = 32 H = 1024 LSTM 25.92 ->
+//     21.55; B = 64 H = 512 LSTM 17.64 -> 13.69;
+//   run 5 (second version): B = 128 H = 256 LSTM 12.76 -> 9.62, GRU 11.47 -> 8.48;
+//   runs 12-13 (the cell over unit-contiguous threads): B = 256 H = 256 LSTM 15.76 -> 14.06, GRU 14.16 -> 12.35;
+//   run 15 (two processes): B = 32 H = 2048 LSTM 76.5 -> 71.4, GRU 62.2 -> 57.7; B = 64 H = 1024 GRU 31.8 -> 30.0
+//     (LSTM 34.9 -> 36.6: not taken); B = 128 H = 512 GRU 18.9 -> 18.3 (LSTM 20.9 -> 21.7: not taken).
+// cuBLAS stays faster at B = 64 H = 2048 (111 vs 134) and at larger B * H: the wide step reads W_hh once per 16
+// sequences, and its product runs on CUDA cores.
 // At B = 1 cuBLAS's GEMV-shaped GEMM beats both fused steps from H = 1024 (run 3, inference: LSTM 7.51 vs 9.02 wide,
 // 10.43 eight-sequence; H = 2048 GRU 23.80 vs 25.48).
 inline bool fused_fwd_rule(const StdDims& d, openrnn_data_type dt) {
   if (fused_override() >= 0 || dt != OPENRNN_DATA_FLOAT) return fused_rule(d, dt);
   if (d.B == 1 && d.Hout >= 1024) return false;
   if (use_wide_fwd(d, dt))
-    return d.B <= 16   ? d.Hout <= 2048
-           : d.B <= 32 ? d.Hout <= 1024
-           : d.B <= 64 ? d.Hout <= 512
-                       : d.B <= 256 && d.Hout <= 256;
+    return d.B <= 32    ? d.Hout <= 2048
+           : d.B <= 64  ? d.Hout <= (d.gru_lbr ? 1024 : 512)
+           : d.B <= 128 ? d.Hout <= (d.gru_lbr ? 512 : 256)
+                        : d.B <= 256 && d.Hout <= 256;
   return fused_rule(d, dt);
 }
 inline bool use_fused_fwd(const StdDims& d, openrnn_data_type dt) {
