@@ -77,6 +77,7 @@ done
                                            --warmup 2 --reps 10)
 out=${OUT:-$root/gpu-suite-out}
 mkdir -p "$out"
+"$root/tools/unpack-bundle.sh" "$bundle"
 export LD_LIBRARY_PATH=$bundle/lib:${LD_LIBRARY_PATH:-}
 tests=$bundle/bin/openrnn_tests
 bench=$bundle/bin/openrnn-bench
