@@ -1,7 +1,7 @@
 // Bitwise reproducibility: two runs of forward + backward_data + backward_weights on fresh buffers give identical
 // bits (no order-dependent atomics; fixed reduction orders; cuBLAS with atomics off), for sizes that use several
 // blocks per kernel, both directions in parallel streams, the layer wavefront of one-direction stacks (three layers on
-// three streams), and every storage type.
+// three streams), every storage type, and the large problems whose cuBLAS handles get 32 MiB of workspace.
 #include "test_cuda_util.h"  // first: defines OPENRNN_TEST_CUDA from the build's switch
 
 #ifdef OPENRNN_TEST_CUDA
@@ -17,6 +17,7 @@ struct DetCase {
   const char* name;
   bool bidir = true;
   int L = 2;
+  int I = 96, H = 160, B = 48, T = 12;
 };
 
 class CudaDeterminism : public ::testing::TestWithParam<DetCase> {};
@@ -24,10 +25,11 @@ class CudaDeterminism : public ::testing::TestWithParam<DetCase> {};
 TEST_P(CudaDeterminism, TwoRunsAreBitwiseIdentical) {
   CUDATEST_SKIP_IF_NO_GPU();
   Problem pr;
-  pr.cfg = base_config(GetParam().cell, 96, 160, GetParam().L, GetParam().bidir, GetParam().dt);
+  const DetCase& c = GetParam();
+  pr.cfg = base_config(c.cell, c.I, c.H, c.L, c.bidir, c.dt);
   pr.cfg.dropout = 0.1;
-  pr.T = 12;
-  pr.B = 48;
+  pr.T = c.T;
+  pr.B = c.B;
   pr.lengths.resize(static_cast<size_t>(pr.B));
   for (int b = 0; b < pr.B; ++b) pr.lengths[static_cast<size_t>(b)] = 1 + (b * 7) % pr.T;
   const Inputs in = random_inputs(pr, 8, 0.1);
@@ -58,7 +60,13 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaDeterminism,
                                            DetCase{OPENRNN_CELL_LSTM, OPENRNN_DATA_FLOAT, "lstm_float32_3layer_wavefront",
                                                    false, 3},
                                            DetCase{OPENRNN_CELL_GRU, OPENRNN_DATA_FLOAT, "gru_float32_4layer_wavefront",
-                                                   false, 4}),
+                                                   false, 4},
+                                           // 32 MiB cuBLAS workspaces (B * H >= 65536, H > 1024: cuBLAS's split-K
+                                           // kernels): the K-split forward, then the one-GEMM forward
+                                           DetCase{OPENRNN_CELL_LSTM, OPENRNN_DATA_FLOAT, "lstm_float32_H1024_B64",
+                                                   false, 1, 256, 1024, 64, 4},
+                                           DetCase{OPENRNN_CELL_GRU, OPENRNN_DATA_FLOAT, "gru_float32_H2048_B64",
+                                                   false, 1, 256, 2048, 64, 4}),
                          [](const ::testing::TestParamInfo<DetCase>& i) { return std::string(i.param.name); });
 
 }  // namespace

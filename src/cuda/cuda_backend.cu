@@ -2,6 +2,7 @@
 // the algorithm select.cu resolves. Validation already happened in api.cpp.
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -49,13 +50,24 @@ void Context::join(int n) const {
   }
 }
 
-void Context::bind_blas_workspace(void* workspace) const {
+size_t blas_ws_per_handle(long long B, long long H) {
+  static const size_t forced = [] {
+    const char* e = std::getenv("OPENRNN_CUBLAS_WS_MIB");
+    int mib = 0;
+    if (e && std::sscanf(e, "%d", &mib) == 1 && mib >= 1 && mib <= 256) return static_cast<size_t>(mib) << 20;
+    return size_t(0);
+  }();
+  if (forced) return forced;
+  return (B * H >= 65536 || H > 1024) ? kCublasWorkspaceLargeBytes : kCublasWorkspaceBytes;
+}
+
+void Context::bind_blas_workspace(void* workspace, size_t ws) const {
   char* w = static_cast<char*>(workspace);
   OPENRNN_CUBLAS_CHECK(cublasSetStream(blas, stream));
-  OPENRNN_CUBLAS_CHECK(cublasSetWorkspace(blas, w, kCublasWorkspaceBytes));
+  OPENRNN_CUBLAS_CHECK(cublasSetWorkspace(blas, w, ws));
   for (int i = 0; i < kAuxStreams; ++i) {
     OPENRNN_CUBLAS_CHECK(cublasSetStream(aux_blas[i], aux[i]));
-    OPENRNN_CUBLAS_CHECK(cublasSetWorkspace(aux_blas[i], w + kCublasWorkspaceBytes * (i + 1), kCublasWorkspaceBytes));
+    OPENRNN_CUBLAS_CHECK(cublasSetWorkspace(aux_blas[i], w + ws * (i + 1), ws));
   }
 }
 

@@ -68,9 +68,16 @@
 namespace openrnn {
 namespace cuda {
 
-// cuBLAS workspace handed to each handle (main + aux) from the caller's workspace. 4 MiB covers the kernels cuBLAS
-// picks for our shapes; cuBLAS chooses among kernels that fit the workspace it has.
-constexpr size_t kCublasWorkspaceBytes = size_t(4) << 20;
+// cuBLAS workspace handed to each handle (main + aux) from the caller's workspace, per problem: cuBLAS chooses among
+// the kernels that fit the workspace it has. 4 MiB covers what it picks for small shapes. From B * H >= 65536 or
+// H > 1024 a handle gets 32 MiB: there cuBLAS takes split-K kernels that need 6-8 MiB, for the weight gradients and the
+// float32 H = 2048 steps (H100, session 33 run 4, float32 µs/step, 4 -> 32 MiB: training B = 64 H = 1024 LSTM 120.0 ->
+// 92.3, GRU 104.2 -> 78.0; B = 64 H = 2048 LSTM 339.6 -> 298.8; B = 256 H = 2048 GRU 896 -> 841; inference unchanged
+// on the split forward; docs/performance.md, session 33).
+constexpr size_t kCublasWorkspaceBytes = size_t(4) << 20, kCublasWorkspaceLargeBytes = size_t(32) << 20;
+// The workspace per handle for B sequences of hidden size H; OPENRNN_CUBLAS_WS_MIB (developer switch, 1-256 MiB, read
+// once) sets it for every problem.
+size_t blas_ws_per_handle(long long B, long long H);
 // Extra streams: direction 1 runs on aux[0]; aux[1] is available to algorithms (layer wavefront, wgrad overlap).
 constexpr int kAuxStreams = 2;
 constexpr int kEvents = 8;
@@ -80,7 +87,8 @@ constexpr int kFreeEvent0 = 1 + kAuxStreams;
 constexpr size_t kAlign = 256;
 
 inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-inline size_t cublas_workspace_bytes() { return kCublasWorkspaceBytes * (1 + kAuxStreams); }
+// The cuBLAS slices at the start of a workspace: one per handle.
+inline size_t cublas_workspace_bytes(size_t per_handle) { return per_handle * (1 + kAuxStreams); }
 
 // Everything an algorithm needs from the backend. Owned by the CudaBackend; an algorithm must not destroy anything.
 struct Context {
@@ -100,9 +108,9 @@ struct Context {
   void fork(int n) const;
   // Makes the main stream wait for everything issued so far on lanes 1..n-1.
   void join(int n) const;
-  // Gives each cuBLAS handle its slice of the first cublas_workspace_bytes() of `workspace` and binds the streams
-  // (cublasSetStream resets the workspace, so this must run after any stream change).
-  void bind_blas_workspace(void* workspace) const;
+  // Gives each cuBLAS handle its slice (per_handle bytes) of the first cublas_workspace_bytes(per_handle) of
+  // `workspace` and binds the streams (cublasSetStream resets the workspace, so this must run after any stream change).
+  void bind_blas_workspace(void* workspace, size_t per_handle) const;
 };
 
 // The algorithm interface. `rnn.cfg.algo` may be AUTO; the backend has already resolved which algorithm runs.

@@ -397,6 +397,7 @@ struct Layout {
   int T, B, I, H, Hc, G, L, D;
   int P, Hout;  // LSTM projection size (0: none); Hout = P or H, the width of y, hx and hy
   size_t es;
+  size_t blas_ws = 0;  // cuBLAS workspace per handle (blas_ws_per_handle): the slices open the carve-up
   bool lens = false, stage_x = false, stage_y = false;
   size_t lens_off = 0, xproj[2]{}, bx[2]{}, bh[2]{}, h0[2]{}, c0[2]{}, hn[2]{}, cn[2]{}, hg[2]{}, flags[2]{};
   // LSTM projection only (per direction): weff float32 [G*H, H] = W_hh W_hr, g0 float32 [B, G*H] = hx W_hh^T,
@@ -427,7 +428,8 @@ Layout make_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, bool 
   s.stage_y = x.layout != OPENRNN_LAYOUT_SEQ_MAJOR || x.fill != 0.0;
   const size_t TB = size_t(s.T) * s.B, BH = size_t(s.B) * s.H, GH = size_t(s.G) * s.H;
   const size_t GHc = size_t(s.G) * s.Hc, BHc = size_t(s.B) * s.Hc;
-  size_t off = cublas_workspace_bytes();
+  s.blas_ws = blas_ws_per_handle(s.B, s.H);
+  size_t off = cublas_workspace_bytes(s.blas_ws);
   auto take = [&off](size_t bytes) {
     const size_t o = off;
     off = align_up(off + bytes);
@@ -472,7 +474,7 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
   auto rsv = [rs](size_t off) { return off == kAbsent ? nullptr : rs + off; };
   char* ws = static_cast<char*>(a.workspace);
   const cudaStream_t st = ctx.stream;
-  ctx.bind_blas_workspace(a.workspace);
+  ctx.bind_blas_workspace(a.workspace, s.blas_ws);
   int32_t* lens = s.lens ? reinterpret_cast<int32_t*>(ws + s.lens_off) : nullptr;
   if (lens) upload_lengths(x, lens, st);
   const GemmSpec g = gemm_spec(rnn.cfg.data_type, rnn.cfg.math_mode);

@@ -95,6 +95,7 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   StdLayout s;
   const StdDims d = std_dims(rnn, x);
   s.d = d;
+  s.blas_ws = blas_ws_per_handle(d.B, d.H);
   s.training = training;
   s.dropout = training && rnn.cfg.dropout > 0.0 && d.L > 1;
   s.slots = training ? d.T + 1 : 2;
@@ -131,7 +132,7 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   // forward
   {
     std_wavefront(d, &s.wave, &s.chunk);
-    Carver f{cublas_workspace_bytes()};
+    Carver f{cublas_workspace_bytes(s.blas_ws)};
     if (lens) s.f_lens = f.take(B * sizeof(int32_t));
     const int lanes = s.wave > 0 ? s.wave : d.D;
     const size_t gx_rows = s.wave > 0 ? static_cast<size_t>(s.chunk) * B : TB;
@@ -162,7 +163,7 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
 
   // backward_data
   {
-    Carver b{cublas_workspace_bytes()};
+    Carver b{cublas_workspace_bytes(s.blas_ws)};
     if (lens) s.b_lens = b.take(B * sizeof(int32_t));
     for (int dir = 0; dir < (s.wave > 0 ? s.wave : d.D); ++dir) {  // per lane
       s.b_dh[dir][0] = b.take(B * Hout * d.ss);
@@ -183,7 +184,7 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   }
   // backward_weights
   {
-    Carver w{cublas_workspace_bytes()};
+    Carver w{cublas_workspace_bytes(s.blas_ws)};
     if (lens) s.w_lens = w.take(B * sizeof(int32_t));
     if (lens || x.layout != OPENRNN_LAYOUT_SEQ_MAJOR) s.w_x = w.take(TB * static_cast<size_t>(d.I) * d.es);
     s.w_ones = w.take(TB * d.es);

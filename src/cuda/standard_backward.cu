@@ -233,7 +233,7 @@ void std_backward_data(const Context& ctx, const openrnn_rnn_desc& rnn, const op
   const cudaDataType_t tT = CudaType<T>::value;
   void* ws = a.workspace;
   void* rs = a.reserve;
-  ctx.bind_blas_workspace(ws);
+  ctx.bind_blas_workspace(ws, s.blas_ws);
 
   int32_t* lens = region<int32_t>(ws, s.b_lens);
   if (lens) upload_lengths(x, lens, ctx.stream);

@@ -46,6 +46,12 @@ bool use_ksplit(const StdDims& d, openrnn_data_type dt, bool fused) {
   // H100, 2026-11-21 (float32 inference, T=100, split vs one GEMM, µs/step): B=64 H=1024 LSTM 37.6 vs 44.6,
   // H=2048 114.5 vs 140.3; B=256 H=1024 102.2 vs 111.0, GRU 85.2 vs 97.7; B=32 H=2048 80.6 vs 99.1; B=256
   // H=2048 GRU 311 vs 306 (the one row it lost, within noise); H=512: B=64 19.7 vs 21.0.
+  // Beyond H = 1024 the handles' workspace is 32 MiB (blas_ws_per_handle), and there cuBLAS's own split-K kernels for
+  // the one GEMM beat the two halves (session 33 run 4, inference, split vs one GEMM, both with 32 MiB: B = 64 H = 2048
+  // LSTM 111.4 vs 106.4, GRU 99.7 vs 86.4; B = 256 H = 2048 GRU 308.6 vs 283.7), but for LSTM at B = 256 (350.5 vs
+  // 354.9; training 1034 vs 1040). At H = 1024 the halves still win with 32 MiB (B = 64 LSTM 34.8 vs 36.5; B = 256
+  // LSTM 100.9 vs 106.9, GRU 83.2 vs 86.6).
+  if (d.Hout > 1024) return d.lstm && d.B >= 256;
   return d.B >= 32 && d.Hout >= 512;
 }
 
@@ -379,7 +385,7 @@ template <typename T>
 void std_forward(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const StdLayout& s,
                  const ForwardArgs& a) {
   const StdDims& d = s.d;
-  ctx.bind_blas_workspace(a.workspace);
+  ctx.bind_blas_workspace(a.workspace, s.blas_ws);
   const FwdCall<T> c(ctx, rnn, x, s, a);
   if (c.lens) upload_lengths(x, c.lens, ctx.stream);
 

@@ -60,6 +60,7 @@ struct StdReserveDir {
 
 struct StdLayout {
   StdDims d{};
+  size_t blas_ws = 0;  // cuBLAS workspace per handle (blas_ws_per_handle); the slices open every carve-up below
   bool training = false;
   bool dropout = false;  // training with p > 0 and L > 1
   int slots = 2;

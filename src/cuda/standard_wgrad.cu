@@ -62,7 +62,7 @@ void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_de
   const cudaDataType_t tT = CudaType<T>::value;
   void* ws = a.workspace;
   const void* rs = a.reserve;
-  ctx.bind_blas_workspace(ws);
+  ctx.bind_blas_workspace(ws, s.blas_ws);
 
   const int B = d.B, H = d.H, Hout = d.Hout, GH = d.GH, P = d.P;
   const int TB = static_cast<int>(d.TB());
