@@ -843,9 +843,10 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // (H100, float16, µs/step) PERSISTENT 12.3-13.0 against STANDARD's 20.3-23.4 (GRU 11.4-12.0 against 19.2-21.5).
     return true;
   }
-  // Training at B >= 64, H >= 1024: STANDARD, except float32 at H = 1024 B = 64, where the chunked v10 forward makes
-  // PERSISTENT faster (session 24, H100, µs/step: LSTM 121.8-121.9 vs 124.8-125.2, GRU 105.2-106.4 vs 110.6-111.4).
-  if (mode == OPENRNN_FWD_TRAINING && B >= 64 && H >= 1024 && !v10_chunks) return false;
+  // Training at B >= 64, H >= 1024: STANDARD. (Session 24 gave float32 H = 1024 B = 64 to PERSISTENT for its chunked
+  // v10 forward, LSTM 121.8-121.9 vs 124.8-125.2 µs/step; since STANDARD's cuBLAS handles got 32 MiB of workspace there,
+  // session 33, H100, run 6: LSTM 104.4 vs 91.6, GRU 87.0 vs 77.5.)
+  if (mode == OPENRNN_FWD_TRAINING && B >= 64 && H >= 1024) return false;
   // v4 run: 16-bit LSTM H=256 B=256 lost to cuDNN STANDARD (bf16 9.76 vs 8.95, f16 9.90 vs 8.86 µs/step). Training
   // with the persistent backward (H200 grid, docs/performance.md): 16-bit GRU H=256 B=256 lost to STANDARD too
   // (bf16 22.2 vs 19.6, f16 22.0 vs 18.7 µs/step).
@@ -856,8 +857,10 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   if (w16 && H == 512 && B > 32 && rnn.cfg.cell == OPENRNN_CELL_LSTM) return false;
   // float32 training at H = 512 above B = 64, with the reduce-scatter backward in several waves (session 25, H100,
   // µs/step, PERSISTENT against STANDARD): B = 128 LSTM 61.1-62.3 vs 64.3-64.6, GRU 48.7-49.4 vs 58.2-58.5; B = 256
-  // LSTM 116.2-117.7 vs 110.5-111.2 (STANDARD's), GRU 90.7-92.4 vs 97.2-97.5.
-  if (mode == OPENRNN_FWD_TRAINING && !w16 && H == 512 && B > 64) return B <= (lstm ? 128 : 256);
+  // LSTM 116.2-117.7 vs 110.5-111.2 (STANDARD's), GRU 90.7-92.4 vs 97.2-97.5. Since STANDARD's cuBLAS handles get
+  // 32 MiB from B * H >= 65536 (session 33, run 10): B = 128 LSTM 61.2 vs 54.7 (STANDARD's now), GRU 48.1 vs 48.6;
+  // B = 256 GRU 90.8 vs 79.1 (STANDARD's now).
+  if (mode == OPENRNN_FWD_TRAINING && !w16 && H == 512 && B > 64) return !lstm && B <= 128;
   if (B > 64) return false;
   return !(w16 && H >= 1024 && B > 16);
 }
