@@ -16,9 +16,10 @@
 //   be forked from it (fork()) and joined back into it (join()) before the call returns, so that the call can be
 //   captured into a CUDA graph. No cudaMalloc, no cudaMemcpy (sync), no cudaStreamSynchronize inside a call.
 // * ctx.blas / ctx.aux_blas[i]: cuBLAS handles already bound to ctx.stream / ctx.aux[i]. Before the first GEMM of a
-//   call, call ctx.bind_blas_workspace(workspace) which gives each handle kCublasWorkspaceBytes of the caller's
-//   workspace (the first kCublasWorkspaceBytes * (1 + kAuxStreams) bytes: reserve them with cublas_workspace_bytes()
-//   at the start of your carve-up). Without it cuBLAS would allocate inside the call (not graph-capturable).
+//   call, call ctx.bind_blas_workspace(workspace, per_handle) which gives each handle per_handle bytes of the
+//   caller's workspace (per_handle = blas_ws_per_handle(B, H) of the problem; the first per_handle * (1 +
+//   kAuxStreams) bytes: reserve them with cublas_workspace_bytes(per_handle) at the start of your carve-up). Without
+//   it cuBLAS would allocate inside the call (not graph-capturable).
 // * Sequence lengths: upload_lengths(ctx, seq, dst, stream) writes seq.lengths into a device int32[B] (inside your
 //   workspace) by kernel parameters (no host synchronisation, capturable). null/all_full -> no upload needed.
 //
