@@ -8,6 +8,7 @@
 # Usage on the GPU machine, from the repository root:  bash bench/gpu_check.sh [BUNDLE_DIR]   (logs under $OUT)
 set -u
 bundle=${1:-.bundle-bench}
+tools/unpack-bundle.sh "$bundle"  # libraries tools/make-bundle.sh gzip'd, if any
 out=${OUT:-/tmp/openrnn-bench-out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/$bundle/lib:${LD_LIBRARY_PATH:-}

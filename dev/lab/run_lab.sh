@@ -6,6 +6,7 @@
 # checked and sanitized (v4_ = shipped); the bench times every compiled version (v3 and v4 side by side).
 set -u
 BUNDLE=${BUNDLE:-.bundle-lab}
+tools/unpack-bundle.sh "$BUNDLE"  # libraries tools/make-bundle.sh gzip'd, if any
 export LD_LIBRARY_PATH=$PWD/$BUNDLE/lib:${LD_LIBRARY_PATH:-}
 X=$BUNDLE/bin/lab_fwd
 OUT=${OUT:-/tmp/lab-out}
