@@ -834,6 +834,13 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // Both directions need twice the blocks: at 2B*H > 131072 (e.g. B = 256, H = 512) v7's blocks no longer all fit
     // and v4 would run (3x slower); not timed against STANDARD with D = 2, so STANDARD keeps it.
     if (rnn.D == 2 && 2LL * B * H > 131072) return false;
+    // Inference at B = 64 H = 1024 (B * H >= 65536): STANDARD's cuBLAS step with 32 MiB of workspace (session 34,
+    // run 4, H100, graph, µs/step, STANDARD against PERSISTENT in one process beside cuDNN): float16 LSTM 9.10 vs 9.73,
+    // GRU 8.91 vs 9.06, bfloat16 GRU 8.88 vs 9.04; bfloat16 LSTM stays PERSISTENT's (10.28 vs 9.75), and so does
+    // training (within 1%, but bfloat16 LSTM 24.93 vs 24.47).
+    if (H >= 1024 && mode != OPENRNN_FWD_TRAINING && static_cast<long long>(B) * H >= 65536 &&
+        (!lstm || rnn.cfg.data_type == OPENRNN_DATA_HALF))
+      return false;
     if (H >= 1024) return B <= 64;
     // GRU inference at H = 512 above B = 128, where STANDARD runs its Hopper step kernel with programmatic launches
     // (session 27, run 5, H100, float16, µs/step: B = 256 STANDARD 8.75 against PERSISTENT 9.44; training stays

@@ -544,6 +544,13 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 // tile's cell on four warpgroups (run 11, two processes: cuBLAS step 17.8-18.6 -> 17.0-17.2 inference, 43.3-45.3 ->
 // 43.0-44.1 training; it lost before, 17.8-19.2 -> 20.0-20.5; session 28's epilogue-only warpgroups: 16.3-16.5). It
 // loses at H = 2048 (B = 256: 42-54 -> 52-65 in session 27): its product there is twice cuBLAS's at the same rate.
+// Where B * H >= 65536 cuBLAS has had 32 MiB of workspace since session 33 (blas_ws_per_handle), and at B = 64
+// H = 1024 its step now wins (session 34, runs 2-3, H100, float16 inference, graph, µs/step, this kernel -> cuBLAS
+// step, three processes without cuDNN: LSTM 10.05 -> 9.02, GRU 8.77 -> 8.12; beside cuDNN in the same process: LSTM
+// 10.06 -> 9.04-9.06, GRU 8.78 -> 8.89-8.97; training LSTM 24.62 -> 24.47, GRU 21.86 -> 21.99; run 4, two
+// processes without cuDNN: B = 96 LSTM 12.19 -> 11.22, GRU 10.72 -> 9.74; B = 128 LSTM 12.57 -> 12.77, GRU 11.09 ->
+// 10.08). So cuBLAS takes B <= 96 (LSTM) / B <= 128 (GRU) there; B = 256 keeps this kernel (LSTM 17.31 vs 18.51, GRU
+// 15.45 vs 15.50). bfloat16 LSTM at B = 64 is a tie (run 4: cuBLAS 10.28 against session 33's 10.19 here).
 inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor, bool mma_rule) {
   if (!wgmma_step_applies(d, dt, cc_major, cc_minor)) return false;
   const int o = wgmma_override();
@@ -551,6 +558,7 @@ inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major,
   if (mma_rule || d.H < 384 || d.H > 1024 || !(d.lstm || d.gru_lbr)) return false;  // RNN: not measured, not taken
   const long long bh = static_cast<long long>(d.B) * d.H;
   if (d.H <= 512) return bh > 65536;
+  if (bh >= 65536) return d.B > (d.lstm ? 96 : 128);
   return d.B >= 64;
 }
 
