@@ -550,7 +550,8 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 // 10.06 -> 9.04-9.06, GRU 8.78 -> 8.89-8.97; training LSTM 24.62 -> 24.47, GRU 21.86 -> 21.99; run 4, two
 // processes without cuDNN: B = 96 LSTM 12.19 -> 11.22, GRU 10.72 -> 9.74; B = 128 LSTM 12.57 -> 12.77, GRU 11.09 ->
 // 10.08). So cuBLAS takes B <= 96 (LSTM) / B <= 128 (GRU) there; B = 256 keeps this kernel (LSTM 17.31 vs 18.51, GRU
-// 15.45 vs 15.50). bfloat16 LSTM at B = 64 is a tie (run 4: cuBLAS 10.28 against session 33's 10.19 here).
+// 15.45 vs 15.50). bfloat16 follows float16 alone (run 5, B = 64 LSTM 10.08-10.12 -> 9.53, GRU 8.78 -> 8.12), but
+// LSTM at B = 64 beside cuDNN read 10.28 (run 4) against session 33's 10.19 with this kernel.
 inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor, bool mma_rule) {
   if (!wgmma_step_applies(d, dt, cc_major, cc_minor)) return false;
   const int o = wgmma_override();
