@@ -54,6 +54,12 @@ __global__ void bias_grad_kernel(BiasGradPair<T> pr, int ld, int rows, int cols,
   }
 }
 
+// OPENRNN_STD_WGRAD_LO=1 (developer switch, read once): the weight gradients of split states add dG^T lo.
+bool wgrad_lo() {
+  static const bool on = env_switch01("OPENRNN_STD_WGRAD_LO") == 1;
+  return on;
+}
+
 template <typename T>
 void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, const StdLayout& s,
            const BackwardWeightsArgs& a) {
@@ -100,13 +106,19 @@ void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_de
       const T* dGx = region<T>(rs, q.dG);
       const T* dGh = d.gru_lbr ? region<T>(rs, q.dGh) : dGx;
       // States entering steps 0..T-1: slots 0..T-1 (forward) or 1..T (reverse), see standard_plan.h.
-      // Split states (float16/bfloat16): the gradient is dG^T hi + dG^T lo (two GEMMs into the same output).
+      // Split states (float16/bfloat16, h = hi + lo): the gradient takes hi only, h rounded to the storage type like
+      // dG itself (docs/numerics.md). The lo term was a second GEMM as large as the first, added into the 16-bit
+      // output with beta = 1 (so rounded twice), and bought little: emulated (dev/lab/wgrad_lo_emulation.py), the
+      // error against the float64 product is 0.93x hi-only's (float16 3.11e-4 vs 3.36e-4, bfloat16 2.55e-3 vs
+      // 2.74e-3), both within 1.7x that of rounding the exact product once. It cost the whole GEMM again
+      // (docs/performance.md, session 35). OPENRNN_STD_WGRAD_LO=1 (developer switch) restores it.
       const int hs_ld = d.hs_ld(), us_ld = d.us_ld();
       const T* Hin = region<T>(rs, q.hs) + (dir == 0 ? 0 : static_cast<size_t>(B) * hs_ld);
       auto gemm_split = [&](cublasHandle_t bh, int M, int N, const T* A, int lda, const T* Bm, int ldb, int width,
                             T* C, int ldc) {
         gemm_rm(bh, g, true, false, M, N, TB, 1.0, A, lda, Bm, ldb, beta, C, tT, ldc);
-        if (d.split == 2) gemm_rm(bh, g, true, false, M, N, TB, 1.0, A, lda, Bm + width, ldb, 1.0, C, tT, ldc);
+        if (d.split == 2 && wgrad_lo())
+          gemm_rm(bh, g, true, false, M, N, TB, 1.0, A, lda, Bm + width, ldb, 1.0, C, tT, ldc);
       };
 
       gemm_rm(ctx.lane_blas(lane_of(dir, 0)), g, true, false, GH, I_l, TB, 1.0, dGx, GH, X, I_l, beta,
