@@ -179,10 +179,12 @@ class FwdRun {
     // Else the CUDA-core fused one at small B (standard_fused.cuh).
     const bool fused = use_fused_fwd(d, cfg.data_type);
     const bool aligned = reinterpret_cast<uintptr_t>(Whh_) % 16 == 0 && reinterpret_cast<uintptr_t>(hs_) % 16 == 0;
-    const bool mma_rule = use_mma_step(d, cfg.data_type);
     reduced_ = d.split == 2 && !d.gru_rb && !d.proj && cfg.math_mode == OPENRNN_MATH_ALLOW_REDUCED_STATE;
+    // The reduced state (M = B) has its own measured rule (use_mma_step_reduced): no Hopper step unless forced.
+    const bool mma_rule = reduced_ ? use_mma_step_reduced(d, cfg.data_type) : use_mma_step(d, cfg.data_type);
     if constexpr (sizeof(T) == 2) {
-      wgmma_ = aligned && use_wgmma_step(d, cfg.data_type, c.ctx.props.major, c.ctx.props.minor, mma_rule) &&
+      wgmma_ = aligned && (!reduced_ || wgmma_override() == 1) &&
+               use_wgmma_step(d, cfg.data_type, c.ctx.props.major, c.ctx.props.minor, mma_rule) &&
                wgmma_prepare(d, Whh_, hs_, c.s.slots, reduced_ ? 1 : 2, maps_);
       maps_.sms = c.ctx.props.multiProcessorCount;
     }

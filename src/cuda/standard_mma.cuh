@@ -504,6 +504,20 @@ inline bool use_mma_step(const StdDims& d, openrnn_data_type dt) {
   if (d.H <= 512) return bh >= 8192 && bh <= 65536;
   return d.H <= 1024 && d.B <= 16;
 }
+// OPENRNN_MATH_ALLOW_REDUCED_STATE (the product takes h rounded once: M = B, not 2B): the rule above minus H = 512
+// with B * H > 32768, where cuBLAS + pointwise runs instead (session 34 run 8, H100, float16 inference, graph, no
+// cuDNN in the process, µs/step mma -> cuBLAS: B = 128 LSTM 7.36 -> 6.45, GRU 7.15 -> 6.45; B = 256 LSTM 11.81 ->
+// 8.42, GRU 11.27 -> 7.41). The Hopper step is not taken in this mode unless forced (standard_forward.cu): it never
+// won there (H = 512 B = 256 LSTM 12.24, H = 1024 B = 128 15.56 against cuBLAS's 8.42 and 9.98). Session 35 ran the
+// narrower bound of run 8 (mma only up to B * H = 32768 at every H): beside cuDNN it lost H = 256 B = 256 (GRU 5.90
+// -> 6.64, LSTM 6.03 -> 6.79) and GRU H = 1024 B = 16 (6.08 -> 6.72) to cuBLAS, so H = 256 and H = 1024 keep the rule
+// above (docs/performance.md, session 35).
+inline bool use_mma_step_reduced(const StdDims& d, openrnn_data_type dt) {
+  if (!use_mma_step(d, dt)) return false;
+  if (mma_override() >= 0) return true;
+  const long long bh = static_cast<long long>(d.B) * d.H;
+  return !(d.H > 256 && d.H <= 512 && bh > 32768);
+}
 
 // One step on the tensor-core kernel (T = __half or __nv_bfloat16); pdl, sms: as mma::launch (pdl: the previous
 // kernel on st is this layer and direction's previous step).
