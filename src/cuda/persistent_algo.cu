@@ -842,10 +842,13 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
         (!lstm || rnn.cfg.data_type == OPENRNN_DATA_HALF))
       return false;
     if (H >= 1024) return B <= 64;
-    // GRU inference at H = 512 above B = 128, where STANDARD runs its Hopper step kernel with programmatic launches
-    // (session 27, run 5, H100, float16, µs/step: B = 256 STANDARD 8.75 against PERSISTENT 9.44; training stays
-    // PERSISTENT's, 23.9 against 27.4).
-    if (!lstm && mode != OPENRNN_FWD_TRAINING && H == 512 && B > 128) return false;
+    // H = 512 above B = 128: STANDARD, both cells and modes. Session 27 gave it GRU inference (H100, float16, µs/step,
+    // B = 256: STANDARD 8.75 against PERSISTENT 9.44); since STANDARD's 16-bit steps and weight gradients got faster
+    // (sessions 27-35) it wins the rest too (session 36, run 2, H100, float16, STANDARD against PERSISTENT): B = 128
+    // still PERSISTENT's (LSTM inference 7.93 vs 7.16, training 18.46 vs 15.12; GRU 8.23 vs 7.12, 16.77 vs 14.30);
+    // B = 160-256 STANDARD's (LSTM inference 8.67-9.24 vs 9.82-11.87, training 19.91-21.26 vs 20.26-23.37; GRU
+    // 7.88-8.24 vs 9.39-11.50, training 16.89-18.68 vs 18.34-21.49); bfloat16 alike.
+    if (H == 512 && B > 128) return false;
     // LSTM training at H = 256 B = 256: STANDARD until session 25; with the reduce-scatter backward in two waves
     // (H100, float16, µs/step) PERSISTENT 12.3-13.0 against STANDARD's 20.3-23.4 (GRU 11.4-12.0 against 19.2-21.5).
     return true;
