@@ -131,6 +131,9 @@ std::vector<PCase> cases() {
   v.push_back(make("lstm_H256_B50_ragged", OPENRNN_CELL_LSTM, 8, 256, 1, false, 4, 50, true));
   v.push_back(make("gru_H512_B22_ragged", OPENRNN_CELL_GRU, 8, 512, 1, false, 4, 22, true));
   v.push_back(make("rnn_relu_H512_B3_bidir_ragged", OPENRNN_CELL_RNN_RELU, 8, 512, 1, true, 6, 3, true));
+  // An input wider than H into two layers of both directions (I = 600, then 2H = 1024; session 36, written for an
+  // input-projection kernel that was not kept: dev/lab/xproj_small_gemm.diff).
+  v.push_back(make("lstm_H512_I600_2layer_bidir", OPENRNN_CELL_LSTM, 600, 512, 2, true, 3, 2, false));
   // GRU reset-before (v4 cluster mode, two exchanges per step): one-column chunks with both directions, a padded
   // H = 300, and wide chunks with several chunks per cluster (B = 40 over the clusters of both directions at H = 512).
   v.push_back(make("grurb_H256_B3_bidir_ragged", OPENRNN_CELL_GRU_RESET_BEFORE, 12, 256, 1, true, 6, 3, true));
