@@ -117,6 +117,12 @@ std::vector<PCase> cases() {
   v.push_back(make("lstm_H512_B1", OPENRNN_CELL_LSTM, 8, 512, 1, false, 6, 1, false));
   v.push_back(make("gru_H512_B2_ragged", OPENRNN_CELL_GRU, 8, 512, 1, false, 6, 2, true));
   v.push_back(make("lstm_H512_B1_bidir", OPENRNN_CELL_LSTM, 8, 512, 1, true, 5, 1, false));
+  // ... with its input projection inside the launch (session 38: producer CTAs beside the 64 consumers, chunks of 8
+  // steps): several chunks, an input width that is not a multiple of 4, a padded H = 500 with I = 600 (the producers'
+  // columns end inside a gate), and two layers (the second reads the first's output).
+  v.push_back(make("lstm_H512_I37_B1_T21", OPENRNN_CELL_LSTM, 37, 512, 1, false, 21, 1, false));
+  v.push_back(make("gru_H500_I600_B1_T19", OPENRNN_CELL_GRU, 600, 500, 1, false, 19, 1, false));
+  v.push_back(make("lstm_H512_2layer_B1_T17", OPENRNN_CELL_LSTM, 24, 512, 2, false, 17, 1, false));
   // ... and its 16-unit tile of one (session 17; 32 CTAs per group; by default where B * D = 3-4): four ragged
   // sequences, two in both directions, and a padded H = 500 (the last CTA holds 4 real units of its 16).
   v.push_back(make("lstm_H512_B4_ragged", OPENRNN_CELL_LSTM, 8, 512, 1, false, 6, 4, true));

@@ -120,7 +120,13 @@ __global__ void chase(const unsigned long long* buf, int n, long long* cycles) {
   unsigned long long idx = 0;
   const long long t0 = clock64();
   for (int i = 0; i < n; ++i) idx = ld_relaxed_u64(buf + idx);
-  *cycles = clock64() - t0 + static_cast<long long>(idx & 0);  // idx kept live
+  // The last load's value stored before the second clock read: the store waits for it, and the clock read (a memory
+  // clobber) stays after the store. (Session 37's version read the clock without waiting: it printed 0 cycles in
+  // session 38's run 1.)
+  cycles[1] = static_cast<long long>(idx);
+  long long t1;
+  asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(t1)::"memory");
+  cycles[0] = t1 - t0;
 }
 
 struct Ctx {
@@ -176,7 +182,7 @@ int main(int argc, char** argv) {
                         reinterpret_cast<const void*>(&pingpong<2>), reinterpret_cast<const void*>(&pingpong<3>)};
   for (const void* f : fns) CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, c.smem));
   CK(cudaMalloc(&c.buf, size_t(64) << 20));
-  CK(cudaMalloc(&c.cycles, sizeof(long long)));
+  CK(cudaMalloc(&c.cycles, 2 * sizeof(long long)));
   CK(cudaMalloc(&c.smid, sizeof(int) * c.sms));
   std::printf("# l2_pingpong: %s, %d SMs, %d round trips per pair, one CTA per SM (%d B shared memory)\n", prop.name,
               c.sms, c.iters, c.smem);

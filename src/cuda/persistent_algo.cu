@@ -256,6 +256,18 @@ void trace_line(const char* what, const std::string& name, const Plan& pl, int B
   if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
 }
 void trace_choice(const Choice& ch, int B, int D) { trace_line("forward", ch.k->name(), ch.plan, B, D); }
+// ... and the forward's input projection inside the launch (Kernel::xprod_plan), once per distinct one.
+void trace_xprod(const std::string& name, int P, size_t smem, int B, int D, int Il) {
+  static const bool on = env_switch01("OPENRNN_PERSIST_TRACE") == 1;
+  if (!on) return;
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  char b[256];
+  snprintf(b, sizeof b, "openrnn PERSISTENT forward: %s input projection inside the launch, %d producer CTAs per "
+           "direction, B=%d D=%d I=%d smem=%zu", name.c_str(), P, B, D, Il, smem);
+  std::lock_guard<std::mutex> lock(mu);
+  if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
+}
 
 const std::vector<std::unique_ptr<BwdKernel>>& all_bwd_kernels() {
   static const std::vector<std::unique_ptr<BwdKernel>> k = [] {
@@ -540,8 +552,21 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
     prep.n = std::max({static_cast<long long>(prep.GH), prep.BH, static_cast<long long>(persist::kMaxGroups),
                        hg_words});
     // The input projections of every step, xproj[d] = x W_ih^T (float32, no bias), one GEMM per direction; before
-    // proj_fwd_begin, which adds to xproj.
-    for (int d = 0; d < D; ++d) {
+    // proj_fwd_begin, which adds to xproj. Or, where the kernel has producer CTAs that fit beside the plan (float32
+    // tiles of one: Kernel::xprod_plan, persistent_fwd_v10.cuh), inside the launch, overlapped with the recurrence.
+    size_t xprod_smem = 0;
+    const int xprod = std::is_same<T, float>::value && !proj
+                          ? ch.k->xprod_plan(ctx.props, ch.plan, B, D, Il, &xprod_smem)
+                          : 0;
+    if (xprod > 0) {
+      trace_xprod(ch.k->name(), xprod, xprod_smem, B, D, Il);
+      la.xprod = xprod;
+      la.xprod_smem = xprod_smem;
+      la.Il = Il;
+      la.xin = in;
+      for (int d = 0; d < D; ++d) la.wih[d] = w + rnn.weights.offset(l, d, OPENRNN_WEIGHT_IH, D);
+    }
+    for (int d = 0; d < D && xprod == 0; ++d) {
       const size_t o_ih = rnn.weights.offset(l, d, OPENRNN_WEIGHT_IH, D);
       if (H == Hc) {
         gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), G * H, Il, 1.0, in, Il, w + o_ih, Il, 0.0,

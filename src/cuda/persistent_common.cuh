@@ -126,6 +126,14 @@ struct FwdParams {
   float* rs_cs[2];    // [T+1, B, Hr] LSTM cell slots
   float* rs_hn[2];    // [T, B, Hr] GRU W_hn h + b_hn; 0 at padding steps
   TW* rs_rh[2];       // [T, B, Hr*S] GRU reset-before r * h_{t-1} (split like rs_hs); 0 at padding steps
+  // v10 float32 tiles of one with producer CTAs (persistent_fwd_v10.cuh, "the input projection inside the launch"):
+  // xprod > 0 extra CTAs per direction (blockIdx.x >= xcons) compute xproj from xin and wih in chunks of xchunk steps
+  // and count each chunk on flags[d][kXprodCounter]; the consumers read a chunk once the count says every producer
+  // wrote it. xprod == 0: xproj is complete before the launch (the GEMM of persistent_algo.cu).
+  int xprod, xcons, xchunk;
+  int Il;                 // the layer's input width (xprod > 0)
+  const TW* xin;          // [T, B, Il] the layer's input, sequence-major rows t * B + b (xprod > 0)
+  const TW* wih[2];       // [G*Hr, Il] W_ih per direction, canonical layout (xprod > 0)
 };
 
 // The final state value v of element i ([B, Hr] index), written at the last step: into the caller's tensor in the

@@ -65,6 +65,7 @@
 #include "persistent_common.cuh"
 #include "persistent_fwd_v7.cuh"
 #include "persistent_fwd_v9.cuh"
+#include "persistent_plan.h"  // kXprodCounter
 
 namespace openrnn {
 namespace cuda {
@@ -175,7 +176,105 @@ __device__ __forceinline__ void bulk_multicast(void* dst, const void* src, unsig
       : "memory");
 }
 
-template <int CELL, typename TW, int H_, int U_, int MT_, int NBS, bool LLV, bool TRAIN = false>
+// ---- the input projection inside the launch (session 38) ----------------------------------------------------------
+// Why. At float32 B = 1 the input projection x W_ih^T (M = T * B = 100 rows) is a cuBLAS GEMM before the persistent
+// kernel, latency-bound at ~11 µs (H = 256) / ~19 µs (H = 512) per call (session 36, ncu at boost clocks), and the
+// kernel starts only when it ends. v10's tile of one at H = 512 leaves 68 of an H100's 132 SMs idle. Producer CTAs
+// on some of them (extra CTAs of the same cooperative launch, in clusters of their own) compute the projection in
+// chunks of steps while the recurrence runs, and count each chunk; the consumers read a chunk once it is counted.
+// Producer q of P owns the NC = xprod_cols(G*Hr, P) flattened columns [q NC, q NC + nc) (column g*Hr + j: row
+// g*Hr + j of W_ih), their W_ih rows held in shared memory for the launch (Ws [NC][LW]); per chunk of CH consumer
+// steps (CH * B <= kXprodRows rows r = (t - t0) * B + b, the input row te * B + b with te the step's time index, as
+// the consumer's), it stages the rows (Xs [kXprodRows][LW], zero past the sequence or the chunk), multiplies them in
+// 4 x 4 register tiles (rows 4 tr + i, columns 4 tc + j) over a k split of KSP = NT / tiles slices, sums the KSP
+// partials (Red [KSP][kXprodRows][NC]) in fixed order into xproj (float32 FMA: strict, deterministic), and thread 0
+// adds 1 to the counter with a release (cumulative over the CTA's stores through the barrier).
+constexpr int kXprodRows = 8;  // (step, sequence) rows per chunk: small, so that the first chunk is ready early
+__host__ __device__ constexpr int xprod_cols(int ncol, int P) { return ((ncol + P - 1) / P + 3) / 4 * 4; }
+__host__ __device__ constexpr int xprod_ld(int Il) { return (Il + 3) / 4 * 4 + 4; }
+// The producer's shared memory in bytes (NT = 512 threads: Red holds 16 partials per thread).
+__host__ __device__ constexpr size_t xprod_smem(int ncol, int P, int Il) {
+  return (size_t(xprod_cols(ncol, P)) * xprod_ld(Il) + size_t(kXprodRows) * xprod_ld(Il) + 512 * 16) * 4;
+}
+
+template <int G>
+__device__ __noinline__ void v10_xprod(const float* __restrict__ xin, const float* __restrict__ wih,
+                                       float* __restrict__ xproj, unsigned* ready, const int* __restrict__ lengths,
+                                       int T, int B, int Hr, int Hx, int Il, int q, int P, int CH, bool reverse,
+                                       float* sm) {
+  constexpr int R = kXprodRows, NT = 512, NW = NT / 32;
+  static_assert(R == 8, "two 4-row tiles (tr below)");
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int ncol = G * Hr, NC = xprod_cols(ncol, P), c0 = q * NC, nc = max(0, min(NC, ncol - c0));
+  const int Ilp = (Il + 3) & ~3, LW = xprod_ld(Il);
+  float* const Ws = sm;
+  float* const Xs = Ws + size_t(NC) * LW;
+  float* const Red = Xs + R * LW;
+  // W_ih rows c0 .. c0 + nc (one contiguous block), a warp per row; zeros past nc and Il
+  for (int cl = warp; cl < NC; cl += NW)
+    for (int k = lane; k < Ilp; k += 32) Ws[cl * LW + k] = cl < nc && k < Il ? wih[size_t(c0 + cl) * Il + k] : 0.f;
+  const int tiles = (R / 4) * (NC / 4), KSP = NT / tiles, kper = ((Ilp + KSP - 1) / KSP + 3) & ~3;
+  const int ks = tid / tiles, tile = tid % tiles, tr = tile & 1, tc = tile >> 1;
+  const int k0 = min(Ilp, ks * kper), k1 = min(Ilp, k0 + kper);
+  const int nchunks = (T + CH - 1) / CH;
+  for (int c = 0; c < nchunks; ++c) {
+    const int t0 = c * CH;
+    for (int r = warp; r < R; r += NW) {  // the chunk's input rows, a warp per row
+      const int t = t0 + r / B, b = r % B;
+      const int len = r < CH * B && t < T ? (lengths ? lengths[b] : T) : 0;
+      const float* xr = t < len ? xin + (size_t(reverse ? len - 1 - t : t) * B + b) * Il : nullptr;
+      for (int k = lane; k < Ilp; k += 32) Xs[r * LW + k] = xr && k < Il ? xr[k] : 0.f;
+    }
+    __syncthreads();  // Ws (first chunk) and Xs complete; the previous chunk's Red reads done
+    if (ks < KSP) {
+      float acc[4][4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = 0.f;
+      for (int k = k0; k < k1; k += 4) {
+        float4 xa[4], wa[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) xa[i] = *reinterpret_cast<const float4*>(Xs + (4 * tr + i) * LW + k);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) wa[j] = *reinterpret_cast<const float4*>(Ws + (4 * tc + j) * LW + k);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            acc[i][j] = fmaf(xa[i].x, wa[j].x, acc[i][j]);
+            acc[i][j] = fmaf(xa[i].y, wa[j].y, acc[i][j]);
+            acc[i][j] = fmaf(xa[i].z, wa[j].z, acc[i][j]);
+            acc[i][j] = fmaf(xa[i].w, wa[j].w, acc[i][j]);
+          }
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) Red[(ks * R + 4 * tr + i) * NC + 4 * tc + j] = acc[i][j];
+    }
+    __syncthreads();
+    for (int o = tid; o < R * nc; o += NT) {
+      const int r = o / nc, cl = o % nc, t = t0 + r / B, b = r % B;
+      const int len = r < CH * B && t < T ? (lengths ? lengths[b] : T) : 0;
+      if (t >= len) continue;
+      float v = Red[r * NC + cl];
+      for (int k = 1; k < KSP; ++k) v = __fadd_rn(v, Red[(k * R + r) * NC + cl]);
+      const int col = c0 + cl, g = col / Hr, j = col - g * Hr;
+      xproj[(size_t(reverse ? len - 1 - t : t) * B + b) * (G * Hx) + g * Hx + j] = v;
+    }
+    __syncthreads();  // every store of the chunk before thread 0's release; Xs / Red free for the next chunk
+    if (tid == 0) {
+      if (c == 0) pdl_wait();  // the prep kernel zeroed the counter
+      red_release_gpu_add(ready, 1u);
+    }
+  }
+}
+
+// XPK: the instantiation with the input projection's producers (p.xprod > 0 CTAs per direction after p.xcons
+// consumers), float32 tile of one at H = 512 with 8 units per CTA only. Its own instantiation: as runtime branches in
+// the plain tile of one, the same code made that kernel ~4% slower with the producers off (run 3, session 38).
+template <int CELL, typename TW, int H_, int U_, int MT_, int NBS, bool LLV, bool TRAIN = false, bool XPK = false>
 __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
     persist_fwd_v10_kernel(const FwdParams<TW> p) {
   using Cfg = V10Config<CELL, TW, H_, U_, MT_, NBS>;
@@ -186,6 +285,21 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   constexpr int N = Cfg::N, NTL = Cfg::NTL, LDH = Cfg::LDH, RL = Cfg::RL, NT = Cfg::NT, KS = Cfg::KS;
   constexpr int KPW = Cfg::KPW;
 
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // The input projection's producers: CTAs past the consumers, in clusters of their own. Only the float32 tile of
+  // one at H = 512 with 8 units per CTA (64 consumer CTAs: room beside them on an H100; at H = 1024, 128 CTAs leave
+  // none).
+  constexpr bool XP = XPK;
+  static_assert(!XPK || (F32 && LLV && H_ == 512 && U_ == 8), "producers: the float32 tile of one at H = 512, U = 8");
+  if constexpr (XP) {
+    if (int(blockIdx.x) >= p.xcons) {
+      const int d = blockIdx.y;
+      v10_xprod<G>(reinterpret_cast<const float*>(p.xin), reinterpret_cast<const float*>(p.wih[d]),
+                   const_cast<float*>(p.xproj[d]), p.flags[d] + kXprodCounter, p.lengths, p.T, p.B, p.Hr, p.H, p.Il,
+                   int(blockIdx.x) - p.xcons, p.xprod, p.xchunk, d == 1, reinterpret_cast<float*>(smem_raw));
+      return;
+    }
+  }
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int gr = lane >> 2, tc = lane & 3;  // mma fragment coordinates
   const int mg = warp % MG, ks = warp / MG;
@@ -199,7 +313,6 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   const int nb = min(p.BT, B - b0);
   const uint32_t crank = cluster_ctarank(), ncl = cluster_nctarank();
 
-  extern __shared__ __align__(16) unsigned char smem_raw[];
   TW* hb = reinterpret_cast<TW*>(smem_raw);                        // [2][N][LDH]
   float* part = reinterpret_cast<float*>(hb + 2 * N * LDH);          // [KS][NBS][RL]
   uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBS * RL);  // one mbarrier
@@ -272,6 +385,11 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
     fence_mbar_init_cluster();
   }
   fence_proxy_async_shared();  // hb's generic initialisation before the peers' bulk copies into it
+  // With producers (XP): the first chunk of input projections counted by every producer (thread 0's acquire, the
+  // cluster barrier below hands it to the CTA) before the cell threads load step 0's.
+  if (XP && tid == 0)
+    while (ld_acquire_gpu(p.flags[dir] + kXprodCounter) < unsigned(p.xprod)) {
+    }
   // Every CTA of the cluster has initialised hb and its mbarrier before anyone multicasts into it.
   cluster_arrive_release();
   cluster_wait_acquire();
@@ -308,11 +426,28 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   auto stamp = [&](int t, int k) {
     if (prof && t >= 8 && t < 24) p.prof[(t - 8) * 8 + k] = clock64();
   };
+  // The input projections of step tt of this thread's cell element (0 where not needed).
+  auto load_x = [&](int tt, float(&dst)[G]) {
+    const bool valid = live && tt < len;
+    const int te = valid ? (reverse ? len - 1 - tt : tt) : 0;
+    const float* row = xp + (size_t(te) * B + (valid ? b : 0)) * (G * Hx) + u;
+#pragma unroll
+    for (int g = 0; g < G; ++g) dst[g] = valid ? row[g * Hx] : 0.f;
+  };
+  // 1. the input projections of step t, in xv: loaded at the top of step t, or, XP with producers, one step ahead
+  // into the same registers (after step t-1's last barrier, once the chunk that holds step t is counted: below).
+  // Not into a second array copied at the top: that copy waited for the loads at the top of the step, before the
+  // poll (run 2, session 38: LSTM float32 H = 512 B = 1 +0.17 µs/step).
+  unsigned xready = 1;  // XP, warp 15's lane 0: chunks [0, xready) acquired complete (chunk 0 before the loop)
+  float xva[G];  // XP: carried over the steps
+#pragma unroll
+  for (int g = 0; g < G; ++g) xva[g] = 0.f;
+  if (XP) load_x(0, xva);
   for (int t = 0; t < T; ++t) {
     stamp(t, 0);
-    // 1. input projections of this step (0 where not needed)
-    float xv[G];
-    {
+    float xvl[G];  // without XP: this step's, as before session 38 (the same registers and code)
+    float(&xv)[G] = XP ? xva : xvl;
+    if constexpr (!XP) {
       const bool valid = live && t < len;
       const int te = valid ? (reverse ? len - 1 - t : t) : 0;
       const float* row = xp + (size_t(te) * B + (valid ? b : 0)) * (G * Hx) + u;
@@ -470,6 +605,20 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
     }
     __syncthreads();
     stamp(t, 4);
+    // XP with producers: the chunk that holds step t + 1, when it starts one, acquired by warp 15 (idle while warp 0
+    // runs the cell) before the barrier after the cell; the cell threads load step t + 1's projections after it.
+    // The acquire returns the count of every chunk complete so far (the producers run ahead: all of them within the
+    // first ~30 steps at T = 100), so warp 15 acquires again only for a chunk past those (run 4, session 38: one
+    // acquire per chunk of 8 steps cost ~0.02-0.03 µs/step).
+    if (XP && tid == NT - 32 && t + 1 < T && (t + 1) % p.xchunk == 0) {
+      const unsigned c = unsigned((t + 1) / p.xchunk);
+      if (c >= xready) {
+        unsigned v;
+        while ((v = ld_acquire_gpu(p.flags[dir] + kXprodCounter)) < unsigned(p.xprod) * (c + 1)) {
+        }
+        xready = v / unsigned(p.xprod);
+      }
+    }
 
     // 4. cell, h_t into hg[t&1]
     float act[G], sn = 0.f;
@@ -508,6 +657,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
     __syncthreads();
     if (tid == 0 && t + 1 < T && !ll_on()) red_release_gpu_add(counter, 1u);
     stamp(t, 5);
+    if (XP && t + 1 < T) load_x(t + 1, xv);  // xv's last read was the cell's, before the barrier
     // 6. the step's outputs
     if (live) v7_outputs<CELL, TW, TRAIN>(p, dir, t, len, b, u, hreg, creg, act, sn);
     stamp(t, 6);

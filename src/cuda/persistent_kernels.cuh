@@ -191,7 +191,13 @@ FwdParams<TW> fwd_params(const LaunchArgs& a, const Plan& pl, int H) {
     p.rs_cs[i] = a.rs_cs[i];
     p.rs_hn[i] = a.rs_hn[i];
     p.rs_rh[i] = static_cast<TW*>(a.rs_rh[i]);
+    p.wih[i] = static_cast<const TW*>(a.wih[i]);
   }
+  p.xprod = a.xprod;
+  p.xcons = 0;   // set by the launch that has producers
+  p.xchunk = 0;
+  p.Il = a.Il;
+  p.xin = static_cast<const TW*>(a.xin);
   return p;
 }
 

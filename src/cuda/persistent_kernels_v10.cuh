@@ -2,8 +2,13 @@
 // cluster occupancy, and the cooperative cluster launch. Included by persistent_v10_{bf16,f16,f32}.cu only.
 #pragma once
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <utility>
 
 #include "persistent_fwd_v10.cuh"
 #include "persistent_kernels.cuh"
@@ -25,6 +30,15 @@ class KernelV10Impl final : public Kernel {
   static const void* kfn(bool train) {
     return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true>)
                  : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false>);
+  }
+  // The instantiations with the input projection's producers (persistent_fwd_v10.cuh, XPK), where they exist.
+  static constexpr bool kXP = LLV && std::is_same<TW, float>::value && HC == 512 && U == 8;
+  static const void* kfn_xp(bool train) {
+    if constexpr (kXP)
+      return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true, true>)
+                   : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false, true>);
+    else
+      return nullptr;
   }
 
  public:
@@ -116,8 +130,63 @@ class KernelV10Impl final : public Kernel {
     return pl;
   }
 
+  // The input projection inside the launch (persistent_fwd_v10.cuh; float32 tiles of one): P producer CTAs per
+  // direction, P a multiple of the plan's cluster size, the first of 32, 48, 64, 24, 16 whose shared memory fits and
+  // whose clusters are co-resident beside the plan's (H100, LSTM H = 512: 64 consumers + 32 producers in clusters
+  // of 8). OPENRNN_PERSIST_XPROD=0 (developer switch, read at every call) keeps the GEMM before the launch.
+  int xprod_plan(const cudaDeviceProp& prop, const Plan& pl, int B, int D, int Il, size_t* smem) const override {
+    if constexpr (!kXP) {
+      (void)prop, (void)pl, (void)B, (void)D, (void)Il, (void)smem;
+      return 0;
+    } else {
+      // One direction only: both directions' 128 consumer CTAs leave no room on an H100 or H200, so the reverse
+      // direction's producer path would run untested.
+      if (!pl.ok || pl.waves != 1 || pl.BT != 1 || pl.cl < 1 || B > kXprodRows || Il < 1 || D != 1 ||
+          pl.groups >= kXprodCounter || env_switch01("OPENRNN_PERSIST_XPROD") == 0)
+        return 0;
+      static std::mutex mu;
+      static std::map<std::tuple<int, int, int, int, int>, std::pair<int, size_t>> cache;
+      int dev = -1;
+      if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
+      const auto key = std::make_tuple(dev, B, D, Il, pl.cl);
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = cache.find(key);
+      if (it == cache.end()) {
+        std::pair<int, size_t> best{0, 0};
+        const int cons = pl.C * pl.groups;
+        for (int P : {32, 48, 64, 24, 16}) {
+          if (P % pl.cl != 0) continue;
+          const size_t sm = std::max(pl.smem, xprod_smem(Cfg::G * Cfg::H, P, Il));
+          if (sm > prop.sharedMemPerBlockOptin) continue;
+          bool ok = true;
+          for (bool train : {false, true})
+            if (cudaFuncSetAttribute(kfn_xp(train), cudaFuncAttributeMaxDynamicSharedMemorySize, int(sm)) !=
+                cudaSuccess) {
+              cudaGetLastError();
+              ok = false;
+            }
+          if (!ok) continue;
+          const void* fns[2] = {kfn_xp(false), kfn_xp(true)};
+          if (max_active_clusters(fns, 2, pl.cl, Cfg::NT, sm) * pl.cl < (cons + P) * D) continue;
+          best = {P, sm};
+          break;
+        }
+        it = cache.emplace(key, best).first;
+      }
+      *smem = it->second.second;
+      return it->second.first;
+    }
+  }
+
   void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
     FwdParams<TW> p = fwd_params<TW>(a, pl, Cfg::H);
+    // Producers of the input projection (xprod_plan): P more CTAs per direction after the consumers' pl.C * groups,
+    // chunks of kXprodRows / B steps.
+    const int xprod = kXP && pl.waves == 1 ? a.xprod : 0;
+    p.xprod = xprod;
+    p.xcons = pl.C * pl.groups;
+    p.xchunk = a.B > 0 && a.B <= kXprodRows ? kXprodRows / a.B : 1;
+    const size_t smem = xprod > 0 ? std::max(pl.smem, a.xprod_smem) : pl.smem;
     if (!(a.prep & kPrepFlags))
       for (int i = 0; i < a.D; ++i)
         OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.flags[i], 0, sizeof(unsigned) * kMaxGroups, s));
@@ -150,9 +219,20 @@ class KernelV10Impl final : public Kernel {
       p.b_lo = w * pl.groups * pl.BT;
       p.cbase = w * pl.groups;
       const int groups = min(pl.groups, tiles - w * pl.groups);
-      launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true>
-                                     : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false>,
-                        p, pl.C * groups, a.D, Cfg::NT, pl.smem, pl.cl, s, true, w == 0 && (a.prep & kPrepPdl) != 0);
+      const bool pdl = w == 0 && (a.prep & kPrepPdl) != 0;
+      bool done = false;
+      if constexpr (kXP) {
+        if (xprod > 0) {
+          launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true, true>
+                                         : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false, true>,
+                            p, pl.C * groups + xprod, a.D, Cfg::NT, smem, pl.cl, s, true, pdl);
+          done = true;
+        }
+      }
+      if (!done)
+        launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true>
+                                       : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false>,
+                          p, pl.C * groups, a.D, Cfg::NT, pl.smem, pl.cl, s, true, pdl);
       if (w == 0) p.prof = nullptr;  // the profile is the first launch's
     }
     if (prof_buf) {

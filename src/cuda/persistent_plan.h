@@ -82,9 +82,19 @@ struct LaunchArgs {
   // on the stream and lets its dependents start early, so the forward kernel is launched as a programmatic dependent
   // (it loads W_hh, then waits for the prep kernel: pdl_wait, persistent_common.cuh). 0: launch() does it all.
   unsigned prep = 0;
+  // The input projection inside the launch (Kernel::xprod_plan > 0): xproj[d] is written by the kernel's producer
+  // CTAs from xin and wih[d] instead of by a GEMM before the launch.
+  int xprod = 0;            // producer CTAs per direction (0: xproj is complete before the launch)
+  size_t xprod_smem = 0;    // the launch's shared memory per CTA with the producers (>= the plan's)
+  int Il = 0;               // the layer's input width
+  const void* xin = nullptr;                 // [T, B, Il] TW, sequence-major
+  const void* wih[2] = {nullptr, nullptr};   // [G*Hr, Il] TW
 };
 constexpr unsigned kPrepFlags = 1, kPrepHg = 2, kPrepPdl = 4;
 constexpr int kMaxGroups = 256;
+// flags[d][kXprodCounter]: the producers' chunk count (FwdParams::xprod); never a group's arrival counter (the plans
+// that take producers run at most a few groups).
+constexpr int kXprodCounter = kMaxGroups - 1;
 // The compiled hidden size a problem of hidden size H runs on (0: none, H > 1024).
 inline int padded_hidden(int H) { return H <= 256 ? 256 : H <= 512 ? 512 : H <= 1024 ? 1024 : 0; }
 
@@ -117,6 +127,13 @@ class Kernel {
   virtual std::string name() const = 0;
   virtual Plan plan(const cudaDeviceProp& prop, int B, int D) const = 0;
   virtual void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const = 0;
+  // Producer CTAs per direction that would compute the input projection inside this plan's launch (LaunchArgs::xprod)
+  // for a layer of input width Il, and the launch's shared memory per CTA with them; 0 where the kernel has none or
+  // they do not fit beside the plan's CTAs.
+  virtual int xprod_plan(const cudaDeviceProp& prop, const Plan& pl, int B, int D, int Il, size_t* smem) const {
+    (void)prop, (void)pl, (void)B, (void)D, (void)Il, (void)smem;
+    return 0;
+  }
 };
 
 // Backward data (persistent_bwd.cuh): the recurrence of one layer, both directions, into STANDARD's reserve.
