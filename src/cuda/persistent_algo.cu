@@ -242,31 +242,28 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
   return ch;
 }
 
-// OPENRNN_PERSIST_TRACE=1 (developer switch): the forward's and the backward's kernel and plan on stderr, once per
-// distinct choice.
-void trace_line(const char* what, const std::string& name, const Plan& pl, int B, int D) {
+// OPENRNN_PERSIST_TRACE=1 (developer switch): the forward's and the backward's kernel and plan, and the forward's
+// input projection inside the launch (Kernel::xprod_plan), on stderr, once per distinct line.
+void trace_once(const char* line) {
   static const bool on = env_switch01("OPENRNN_PERSIST_TRACE") == 1;
   if (!on) return;
   static std::mutex mu;
   static std::set<std::string> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  if (seen.insert(line).second) std::fprintf(stderr, "%s\n", line);
+}
+void trace_line(const char* what, const std::string& name, const Plan& pl, int B, int D) {
   char b[256];
   snprintf(b, sizeof b, "openrnn PERSISTENT %s: %s B=%d D=%d groups=%d BT=%d C=%d cl=%d waves=%d smem=%zu", what,
            name.c_str(), B, D, pl.groups, pl.BT, pl.C, pl.cl, pl.waves, pl.smem);
-  std::lock_guard<std::mutex> lock(mu);
-  if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
+  trace_once(b);
 }
 void trace_choice(const Choice& ch, int B, int D) { trace_line("forward", ch.k->name(), ch.plan, B, D); }
-// ... and the forward's input projection inside the launch (Kernel::xprod_plan), once per distinct one.
 void trace_xprod(const std::string& name, int P, size_t smem, int B, int D, int Il) {
-  static const bool on = env_switch01("OPENRNN_PERSIST_TRACE") == 1;
-  if (!on) return;
-  static std::mutex mu;
-  static std::set<std::string> seen;
   char b[256];
   snprintf(b, sizeof b, "openrnn PERSISTENT forward: %s input projection inside the launch, %d producer CTAs per "
            "direction, B=%d D=%d I=%d smem=%zu", name.c_str(), P, B, D, Il, smem);
-  std::lock_guard<std::mutex> lock(mu);
-  if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
+  trace_once(b);
 }
 
 const std::vector<std::unique_ptr<BwdKernel>>& all_bwd_kernels() {
