@@ -344,7 +344,12 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   // into the same registers (after step t-1's last barrier, once the chunk that holds step t is counted: below).
   // Not into a second array copied at the top: that copy waited for the loads at the top of the step, before the
   // poll (run 2, session 38: LSTM float32 H = 512 B = 1 +0.17 µs/step).
-  unsigned xready = 1;  // XP, warp 15's lane 0: chunks [0, xready) acquired complete (chunk 0 before the loop)
+  // XP, warp 15's lane 0: the next step that starts a chunk, the counter value that chunk needs (P per chunk), and
+  // the largest value acquired so far (chunk 0's P: thread 0 acquired it before the loop). Kept as running values so
+  // that the step needs no integer division (session 39: a modulo and a division here, placed before the cell in the
+  // code, changed how ptxas scheduled the cell's loads and cost 50-90 cycles per step).
+  int xnext = p.xchunk;
+  unsigned xneed = unsigned(p.xprod), xseen = unsigned(p.xprod);
   float xva[G];  // XP: carried over the steps
 #pragma unroll
   for (int g = 0; g < G; ++g) xva[g] = 0.f;
@@ -511,21 +516,6 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
     }
     __syncthreads();
     stamp(t, 4);
-    // XP with producers: the chunk that holds step t + 1, when it starts one, acquired by warp 15 (idle while warp 0
-    // runs the cell) before the barrier after the cell; the cell threads load step t + 1's projections after it.
-    // The acquire returns the count of every chunk complete so far (the producers run ahead: all of them within the
-    // first ~30 steps at T = 100), so warp 15 acquires again only for a chunk past those (run 4, session 38: one
-    // acquire per chunk of 8 steps cost ~0.02-0.03 µs/step).
-    if (XP && tid == NT - 32 && t + 1 < T && (t + 1) % p.xchunk == 0) {
-      const unsigned c = unsigned((t + 1) / p.xchunk);
-      if (c >= xready) {
-        unsigned v;
-        while ((v = ld_acquire_gpu(p.flags[dir] + kXprodCounter)) < unsigned(p.xprod) * (c + 1)) {
-        }
-        xready = v / unsigned(p.xprod);
-      }
-    }
-
     // 4. cell, h_t into hg[t&1]
     float act[G], sn = 0.f;
 #pragma unroll
@@ -556,6 +546,20 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
             store_state(rp + u, Hr, hreg);
           }
           fence_proxy_async_global();  // read next by other CTAs' bulk copies (async proxy)
+        }
+      }
+    }
+    // XP with producers: the chunk that holds step t + 1, when it starts one, acquired by warp 15 (idle while warp 0
+    // runs the cell) before the barrier after the cell; the cell threads load step t + 1's projections after it.
+    // The acquire returns the count of every chunk complete so far (the producers run ahead: all of them within the
+    // first ~65 steps at T = 100, each chunk at least 5 µs before its first step; session 39, run 1), so warp 15
+    // acquires again only for a chunk past those. After the cell in the code, so that the cell's code is scheduled
+    // as in the kernel without producers.
+    if (XP && tid == NT - 32 && t + 1 == xnext) {
+      xnext += p.xchunk;
+      xneed += unsigned(p.xprod);
+      if (t + 1 < T && xseen < xneed) {
+        while ((xseen = ld_acquire_gpu(p.flags[dir] + kXprodCounter)) < xneed) {
         }
       }
     }
