@@ -209,7 +209,7 @@ void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 8, w16 ? 32 : 28>());
   v.emplace_back(new BwdGridKernelImpl<GRU, TW, 1024, 8, 24>());
   // 16-bit: the same grid kernel with the share on tensor cores (persistent_bwd_grid.cuh, MMA), taken first by
-  // choose_bwd (persistent_algo.cu) unless OPENRNN_PERSIST_BWD_RS=0.
+  // choose_bwd (persistent_choice.cu) unless OPENRNN_PERSIST_BWD_RS=0.
   if constexpr (w16) {
     // 16 units per CTA (64 CTAs) first: half the shares through L2 per step, twice the A fragments per thread, and
     // both directions fit (2 x 64 CTAs); choose_bwd keeps U = 8 for one direction below B = 4 (GRU: 2; session 21).

@@ -83,7 +83,7 @@ void add_f32(std::vector<std::unique_ptr<BwdKernel>>& v) {
 
 }  // namespace
 
-// Listed by tile size within each (cell, type, H): choose_bwd (persistent_algo.cu) takes the first that fits.
+// Listed by tile size within each (cell, type, H): choose_bwd (persistent_choice.cu) takes the first that fits.
 void add_bwd_kernels_rs(std::vector<std::unique_ptr<BwdKernel>>& v) {
   add_mma<__half>(v);
   add_mma<__nv_bfloat16>(v);

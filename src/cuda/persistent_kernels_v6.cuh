@@ -80,7 +80,7 @@ void add_kernels_v6(std::vector<std::unique_ptr<Kernel>>& v) {
     v.emplace_back(new KernelV6Impl<LSTM, TW, 512, 16, 2, 1>());
     v.emplace_back(new KernelV6Impl<GRU, TW, 512, 16, 2, 4>());
     // 16-bit H = 256, two columns in clusters of 4 (64 units per CTA: the 128 KB slice fits one SM in 16 bits, not in
-    // float32): up to ~64 sequences at once; taken for B <= 48 (persistent_algo.cu)
+    // float32): up to ~64 sequences at once; taken for B <= 48 (choose, persistent_choice.cu)
     v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 4, 2, 2>());
     v.emplace_back(new KernelV6Impl<GRU, TW, 256, 4, 2, 2>());
   }

@@ -1,5 +1,6 @@
 // PERSISTENT algorithm, host side: the compiled kernel configurations behind a type-erased interface, their capacity
-// planning from the device's limits, and (persistent_algo.cu) the CudaAlgo that select.cu registers.
+// planning from the device's limits, which one runs a problem (persistent_choice.cu), and (persistent_algo.cu) the
+// CudaAlgo that select.cu registers.
 //
 // Capacity (per direction; H100/H200: 132 SMs, 64 K 32-bit registers and 227 KB opt-in shared memory per SM, one
 // CTA of 512 threads per SM): W_hh = G*H*H values must fit in the registers (~64 per thread hold weights: 128 KB per
@@ -172,7 +173,7 @@ class BwdKernel {
   virtual std::string name() const = 0;
   virtual Plan plan(const cudaDeviceProp& prop, int B, int D) const = 0;
   virtual void launch(const BwdLaunchArgs& a, const Plan& pl, cudaStream_t s) const = 0;
-  // Taken first by choose_bwd (persistent_algo.cu) where its plan fits: the reduce-scatter cluster kernel
+  // Taken first by choose_bwd (persistent_choice.cu) where its plan fits: the reduce-scatter cluster kernel
   // (persistent_bwd_rs.cuh) and the grid kernel's tensor-core share (persistent_bwd_grid.cuh, MMA); bc() is then the
   // largest batch tile.
   virtual bool preferred() const { return false; }
