@@ -123,6 +123,10 @@ std::vector<PCase> cases() {
   v.push_back(make("lstm_H512_I37_B1_T21", OPENRNN_CELL_LSTM, 37, 512, 1, false, 21, 1, false));
   v.push_back(make("gru_H500_I600_B1_T19", OPENRNN_CELL_GRU, 600, 500, 1, false, 19, 1, false));
   v.push_back(make("lstm_H512_2layer_B1_T17", OPENRNN_CELL_LSTM, 24, 512, 2, false, 17, 1, false));
+  // ... and in v6's one-column tile at H = 256 (session 39: producer CTAs beside the cluster of 8, one sequence in
+  // one direction): several chunks with an odd input width, and a padded H = 200 with I = 300.
+  v.push_back(make("lstm_H256_I37_B1_T21", OPENRNN_CELL_LSTM, 37, 256, 1, false, 21, 1, false));
+  v.push_back(make("gru_H200_I300_B1_T19", OPENRNN_CELL_GRU, 300, 200, 1, false, 19, 1, false));
   // ... and its 16-unit tile of one (session 17; 32 CTAs per group; by default where B * D = 3-4): four ragged
   // sequences, two in both directions, and a padded H = 500 (the last CTA holds 4 real units of its 16).
   v.push_back(make("lstm_H512_B4_ragged", OPENRNN_CELL_LSTM, 8, 512, 1, false, 6, 4, true));

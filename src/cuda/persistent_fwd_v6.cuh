@@ -43,7 +43,10 @@
 // TRAIN the same entries of STANDARD's reserve (acts, state slots, cell slots, GRU W_hn h + b_hn).
 #pragma once
 
+#include <type_traits>
+
 #include "persistent_common.cuh"
+#include "persistent_xprod.cuh"
 
 namespace openrnn {
 namespace cuda {
@@ -98,7 +101,10 @@ struct FwdConfigV6 {
   static size_t smem_bytes() { return size_t(NW) * KGS * RW * 32 * sizeof(Quad) + size_t(2) * BC * H * 4 + 16; }
 };
 
-template <int CELL, typename TW, int H_, int C_, int BC, int KGR, bool TRAIN = false>
+// XPK (session 38): the instantiation with the input projection's producers (persistent_xprod.cuh): p.xprod CTAs per
+// direction after the p.xcons consumers, in clusters of their own; float32 one-column tiles only. Its own
+// instantiation, so that the plain kernel's code does not change (the runtime-branch version of v10's cost 4% there).
+template <int CELL, typename TW, int H_, int C_, int BC, int KGR, bool TRAIN = false, bool XPK = false>
 __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<TW> p) {
   using Cfg = FwdConfigV6<CELL, TW, H_, C_, BC, KGR>;
   using S = Store<TW>;
@@ -108,6 +114,18 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
   constexpr int NV = Cfg::NV, SH = Cfg::SH, KG = Cfg::KG, KGS = Cfg::KGS, NW = Cfg::NW;
   constexpr int REP = (1 << SH) - 1;  // replica bits of a lane
 
+  extern __shared__ float4 smem4[];
+  static_assert(!XPK || (std::is_same<TW, float>::value && BC == 1 && (CELL == LSTM || CELL == GRU)),
+                "producers: float32 one-column LSTM / GRU tiles");
+  if constexpr (XPK) {
+    if (int(blockIdx.x) >= p.xcons) {
+      const int d = blockIdx.y;
+      xprod_producer<G>(reinterpret_cast<const float*>(p.xin), reinterpret_cast<const float*>(p.wih[d]),
+                        const_cast<float*>(p.xproj[d]), p.flags[d] + kXprodCounter, p.lengths, p.T, p.B, p.Hr, H, p.Il,
+                        int(blockIdx.x) - p.xcons, p.xprod, p.xchunk, d == 1, reinterpret_cast<float*>(smem4));
+      return;
+    }
+  }
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int dir = blockIdx.y;
   const bool reverse = dir == 1;
@@ -117,7 +135,6 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
   const int nb = min(BC, B - b0);
   const int uw0 = rank * U + warp * UW;  // first unit of this warp
 
-  extern __shared__ float4 smem4[];
   Quad* Wsm = reinterpret_cast<Quad*>(smem4);
   float* hs = reinterpret_cast<float*>(Wsm + NW * KGS * RW * 32);
   uint64_t* bar = reinterpret_cast<uint64_t*>(hs + 2 * BC * H);
@@ -181,6 +198,24 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
     const int te = reverse ? len - 1 - s : s;
     return xp[(size_t(te) * B + b) * (G * H) + g * H + u];
   };
+  // XPK: every lane loads its gate's projection, so each warp's lane 0 acquires the producers' count of the chunk
+  // that holds the step (before step 0, then at each chunk start: below) and __syncwarp hands it to the warp. Running
+  // values, no integer division in the step (session 39: in v10 a modulo and a division there changed how ptxas
+  // scheduled the cell and cost 50-90 cycles per step): xnext the next step that starts a chunk, xneed the count it
+  // needs (P per chunk), xseen the largest count this warp's lane 0 acquired (the producers run ahead, so after the
+  // first few chunks one acquire covers the rest).
+  int xnext = XPK ? p.xchunk : 0;
+  unsigned xneed = XPK ? unsigned(p.xprod) : 0u, xseen = 0;
+  auto xwait = [&]() {
+    if constexpr (XPK) {
+      if (lane == 0 && xseen < xneed) {
+        while ((xseen = ld_acquire_gpu(p.flags[dir] + kXprodCounter)) < xneed) {
+        }
+      }
+      __syncwarp();
+    }
+  };
+  xwait();
   float xv = load_x(0);
   // bar[1] receives h_0 (pushed at step 0), bar[0] h_1; pushes happen at steps 0 .. T-2.
   if (tid == 0) {
@@ -344,7 +379,14 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
         }
       }
     }
-    if (t + 1 < T) xv = load_x(t + 1);
+    if (t + 1 < T) {
+      if (XPK && t + 1 == xnext) {
+        xnext += p.xchunk;
+        xneed += unsigned(p.xprod);
+        xwait();
+      }
+      xv = load_x(t + 1);
+    }
     stamp(t, 5);
     stamp(t, 6);
   }

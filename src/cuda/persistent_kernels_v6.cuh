@@ -2,7 +2,13 @@
 // tile of at most BC columns per cluster) and the cluster launch. Included by persistent_v6_{f32,bf16,f16}.cu only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include "persistent_fwd_v6.cuh"
 #include "persistent_kernels.cuh"
@@ -17,6 +23,16 @@ class KernelV6Impl final : public Kernel {
   static const void* kfn(bool train) {
     return train ? reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true>)
                  : reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false>);
+  }
+  // The instantiations with the input projection's producers (persistent_fwd_v6.cuh, XPK): float32 one-column LSTM /
+  // GRU tiles at H = 256 (one cluster of 8 CTAs per sequence).
+  static constexpr bool kXP = std::is_same<TW, float>::value && BC == 1 && H_ == 256 && (CELL == LSTM || CELL == GRU);
+  static const void* kfn_xp(bool train) {
+    if constexpr (kXP)
+      return train ? reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true, true>)
+                   : reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false, true>);
+    else
+      return nullptr;
   }
 
  public:
@@ -41,11 +57,72 @@ class KernelV6Impl final : public Kernel {
                         [](int bt) { return bt <= BC ? Cfg::smem_bytes() : SIZE_MAX; }, H_, wmb);
   }
 
+  // The input projection inside the launch (persistent_xprod.cuh): P producer CTAs per direction in clusters of C_,
+  // the first of 32, 64, 16 whose shared memory fits and whose clusters are co-resident beside the plan's (then the
+  // launch is cooperative: every cluster at once, or it fails, never a consumer waiting on a producer that cannot
+  // start). One sequence in one direction only, as v10's: session 39's run 10 (H100, float32 H = 256, T = 100,
+  // µs/step, GEMM -> producers) measured B = 1 LSTM 1.032 -> 0.991, GRU 0.920 -> 0.921, training -1% / -2%; B = 2
+  // LSTM -2%, GRU +3%; B = 4 and 8 +46% to +179% (chunks of 8 / B steps: an acquire on the critical path every 1-4
+  // steps). The kernel handles any B <= kXprodRows and both directions (the reverse one walks each sequence from its
+  // own last step, as the consumers do); the tests ran it so. OPENRNN_PERSIST_XPROD=0 (developer switch, read at
+  // every call) keeps the GEMM before the launch.
+  int xprod_plan(const cudaDeviceProp& prop, const Plan& pl, int B, int D, int Il, size_t* smem) const override {
+    if constexpr (!kXP) {
+      (void)prop, (void)pl, (void)B, (void)D, (void)Il, (void)smem;
+      return 0;
+    } else {
+      if (!pl.ok || pl.waves != 1 || B != 1 || D != 1 || Il < 1 || env_switch01("OPENRNN_PERSIST_XPROD") == 0) return 0;
+      static std::mutex mu;
+      static std::map<std::tuple<int, int, int, int>, std::pair<int, size_t>> cache;
+      int dev = -1;
+      if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
+      const auto key = std::make_tuple(dev, B, D, Il);
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = cache.find(key);
+      if (it == cache.end()) {
+        std::pair<int, size_t> best{0, 0};
+        for (int P : {32, 64, 16}) {
+          if (P % C_ != 0) continue;
+          const size_t sm = std::max(pl.smem, xprod_smem(Cfg::G * H_, P, Il));
+          if (sm > prop.sharedMemPerBlockOptin) continue;
+          bool ok = true;
+          for (bool train : {false, true})
+            if (cudaFuncSetAttribute(kfn_xp(train), cudaFuncAttributeMaxDynamicSharedMemorySize, int(sm)) !=
+                cudaSuccess) {
+              cudaGetLastError();
+              ok = false;
+            }
+          if (!ok) continue;
+          const void* fns[2] = {kfn_xp(false), kfn_xp(true)};
+          if (max_active_clusters(fns, 2, C_, Cfg::NT, sm) < (pl.groups + P / C_) * D) continue;
+          best = {P, sm};
+          break;
+        }
+        it = cache.emplace(key, best).first;
+      }
+      *smem = it->second.second;
+      return it->second.first;
+    }
+  }
+
   void launch(const LaunchArgs& a, const Plan& pl, cudaStream_t s) const override {
-    const FwdParams<TW> p = fwd_params<TW>(a, pl, H_);
+    FwdParams<TW> p = fwd_params<TW>(a, pl, H_);
+    const bool pdl = (a.prep & kPrepPdl) != 0;
+    if constexpr (kXP) {
+      if (a.xprod > 0 && pl.waves == 1) {
+        p.xcons = C_ * pl.groups;
+        p.xchunk = a.B > 0 && a.B <= kXprodRows ? kXprodRows / a.B : 1;
+        launch_persistent(a.rs_acts[0] ? persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true, true>
+                                       : persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false, true>,
+                          p, C_ * pl.groups + a.xprod, a.D, Cfg::NT, std::max(pl.smem, a.xprod_smem), C_, s, true,
+                          pdl);
+        return;
+      }
+    }
+    p.xprod = 0;
     launch_persistent(a.rs_acts[0] ? persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true>
                                    : persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false>,
-                      p, C_ * pl.groups, a.D, Cfg::NT, pl.smem, C_, s, false, (a.prep & kPrepPdl) != 0);
+                      p, C_ * pl.groups, a.D, Cfg::NT, pl.smem, C_, s, false, pdl);
   }
 };
 
