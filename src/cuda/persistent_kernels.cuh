@@ -2,12 +2,19 @@
 // launch (cluster launch, or cooperative launch in grid mode). Included by persistent_{f32,bf16,f16}.cu only.
 #pragma once
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <initializer_list>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <utility>
 
 #include "cuda_common.cuh"
 #include "persistent_fwd.cuh"
 #include "persistent_plan.h"
+#include "persistent_xprod.cuh"  // xprod_smem
 #include "standard_plan.h"  // env_switch01
 
 namespace openrnn {
@@ -62,6 +69,45 @@ inline int max_active_clusters(const void* const* fns, int nf, int cl, int NT, s
     clusters = n < clusters ? n : clusters;
   }
   return clusters == INT_MAX ? 0 : clusters;
+}
+
+// Producers of the input projection inside a persistent launch (persistent_xprod.cuh, Kernel::xprod_plan): the
+// first count P of `cands` that is a multiple of the cluster size `cl`, whose shared memory (the larger of the
+// consumers' `cons_smem` and xprod_smem(ncol, P, Il)) both kernel instantiations (inference `fi`, training `ft`)
+// accept, and whose clusters are co-resident beside the `cons` consumer CTAs per direction, for D directions (the
+// launch is cooperative: every cluster at once, or it fails; never a consumer waiting on a producer that cannot
+// start). {P, shared memory}, or {0, 0} where no count fits. Cached: the queries cost tens of µs of host time.
+inline std::pair<int, size_t> pick_xprod(const cudaDeviceProp& prop, const void* fi, const void* ft,
+                                         std::initializer_list<int> cands, int cl, int NT, size_t cons_smem, int ncol,
+                                         int Il, int cons, int D) {
+  static std::mutex mu;
+  static std::map<std::tuple<int, const void*, int, int, size_t, int, int, int>, std::pair<int, size_t>> cache;
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
+  const auto key = std::make_tuple(dev, fi, cl, Il, cons_smem, ncol, cons, D);
+  std::lock_guard<std::mutex> lock(mu);
+  const auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  std::pair<int, size_t> best{0, 0};
+  for (const int P : cands) {
+    if (P % cl != 0) continue;
+    const size_t sm = std::max(cons_smem, xprod_smem(ncol, P, Il));
+    if (sm > prop.sharedMemPerBlockOptin) continue;
+    bool ok = true;
+    for (const void* f : {fi, ft})
+      if (cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sm)) != cudaSuccess) {
+        cudaGetLastError();
+        ok = false;
+      }
+    if (!ok) continue;
+    const void* fns[2] = {fi, ft};
+    if (static_cast<long long>(max_active_clusters(fns, 2, cl, NT, sm)) * cl < static_cast<long long>(cons + P) * D)
+      continue;
+    best = {P, sm};
+    break;
+  }
+  cache.emplace(key, best);
+  return best;
 }
 
 // Cluster-mode plan, shared by the forward and backward kernels: the largest batch tile (a multiple of BC, at most

@@ -5,10 +5,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
-#include <map>
-#include <mutex>
-#include <tuple>
-#include <utility>
 
 #include "persistent_fwd_v10.cuh"
 #include "persistent_kernels.cuh"
@@ -131,9 +127,8 @@ class KernelV10Impl final : public Kernel {
   }
 
   // The input projection inside the launch (persistent_fwd_v10.cuh; float32 tiles of one): P producer CTAs per
-  // direction, P a multiple of the plan's cluster size, the first of 32, 48, 64, 24, 16 whose shared memory fits and
-  // whose clusters are co-resident beside the plan's (H100, LSTM H = 512: 64 consumers + 32 producers in clusters
-  // of 8). OPENRNN_PERSIST_XPROD=0 (developer switch, read at every call) keeps the GEMM before the launch.
+  // direction, P a multiple of the plan's cluster size, the first of 32, 48, 64, 24, 16 that fits (pick_xprod,
+  // persistent_kernels.cuh; H100, LSTM H = 512: 64 consumers + 32 producers in clusters of 8). OPENRNN_PERSIST_XPROD=0 (developer switch, read at every call) keeps the GEMM before the launch.
   int xprod_plan(const cudaDeviceProp& prop, const Plan& pl, int B, int D, int Il, size_t* smem) const override {
     if constexpr (!kXP) {
       (void)prop, (void)pl, (void)B, (void)D, (void)Il, (void)smem;
@@ -144,37 +139,10 @@ class KernelV10Impl final : public Kernel {
       if (!pl.ok || pl.waves != 1 || pl.BT != 1 || pl.cl < 1 || B > kXprodRows || Il < 1 || D != 1 ||
           pl.groups >= kXprodCounter || env_switch01("OPENRNN_PERSIST_XPROD") == 0)
         return 0;
-      static std::mutex mu;
-      static std::map<std::tuple<int, int, int, int, int>, std::pair<int, size_t>> cache;
-      int dev = -1;
-      if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
-      const auto key = std::make_tuple(dev, B, D, Il, pl.cl);
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = cache.find(key);
-      if (it == cache.end()) {
-        std::pair<int, size_t> best{0, 0};
-        const int cons = pl.C * pl.groups;
-        for (int P : {32, 48, 64, 24, 16}) {
-          if (P % pl.cl != 0) continue;
-          const size_t sm = std::max(pl.smem, xprod_smem(Cfg::G * Cfg::H, P, Il));
-          if (sm > prop.sharedMemPerBlockOptin) continue;
-          bool ok = true;
-          for (bool train : {false, true})
-            if (cudaFuncSetAttribute(kfn_xp(train), cudaFuncAttributeMaxDynamicSharedMemorySize, int(sm)) !=
-                cudaSuccess) {
-              cudaGetLastError();
-              ok = false;
-            }
-          if (!ok) continue;
-          const void* fns[2] = {kfn_xp(false), kfn_xp(true)};
-          if (max_active_clusters(fns, 2, pl.cl, Cfg::NT, sm) * pl.cl < (cons + P) * D) continue;
-          best = {P, sm};
-          break;
-        }
-        it = cache.emplace(key, best).first;
-      }
-      *smem = it->second.second;
-      return it->second.first;
+      const auto pick = pick_xprod(prop, kfn_xp(false), kfn_xp(true), {32, 48, 64, 24, 16}, pl.cl, Cfg::NT, pl.smem,
+                                   Cfg::G * Cfg::H, Il, pl.C * pl.groups, D);
+      *smem = pick.second;
+      return pick.first;
     }
   }
 

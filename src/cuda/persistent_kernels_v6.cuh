@@ -4,11 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
-#include <tuple>
 #include <type_traits>
-#include <utility>
 
 #include "persistent_fwd_v6.cuh"
 #include "persistent_kernels.cuh"
@@ -58,9 +54,7 @@ class KernelV6Impl final : public Kernel {
   }
 
   // The input projection inside the launch (persistent_xprod.cuh): P producer CTAs per direction in clusters of C_,
-  // the first of 32, 64, 16 whose shared memory fits and whose clusters are co-resident beside the plan's (then the
-  // launch is cooperative: every cluster at once, or it fails, never a consumer waiting on a producer that cannot
-  // start). One sequence in one direction only, as v10's: session 39's run 10 (H100, float32 H = 256, T = 100,
+  // the first of 32, 64, 16 that fits (pick_xprod, persistent_kernels.cuh). One sequence in one direction only, as v10's: session 39's run 10 (H100, float32 H = 256, T = 100,
   // µs/step, GEMM -> producers) measured B = 1 LSTM 1.032 -> 0.991, GRU 0.920 -> 0.921, training -1% / -2%; B = 2
   // LSTM -2%, GRU +3%; B = 4 and 8 +46% to +179% (chunks of 8 / B steps: an acquire on the critical path every 1-4
   // steps). The kernel handles any B <= kXprodRows and both directions (the reverse one walks each sequence from its
@@ -71,37 +65,12 @@ class KernelV6Impl final : public Kernel {
       (void)prop, (void)pl, (void)B, (void)D, (void)Il, (void)smem;
       return 0;
     } else {
-      if (!pl.ok || pl.waves != 1 || B != 1 || D != 1 || Il < 1 || env_switch01("OPENRNN_PERSIST_XPROD") == 0) return 0;
-      static std::mutex mu;
-      static std::map<std::tuple<int, int, int, int>, std::pair<int, size_t>> cache;
-      int dev = -1;
-      if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
-      const auto key = std::make_tuple(dev, B, D, Il);
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = cache.find(key);
-      if (it == cache.end()) {
-        std::pair<int, size_t> best{0, 0};
-        for (int P : {32, 64, 16}) {
-          if (P % C_ != 0) continue;
-          const size_t sm = std::max(pl.smem, xprod_smem(Cfg::G * H_, P, Il));
-          if (sm > prop.sharedMemPerBlockOptin) continue;
-          bool ok = true;
-          for (bool train : {false, true})
-            if (cudaFuncSetAttribute(kfn_xp(train), cudaFuncAttributeMaxDynamicSharedMemorySize, int(sm)) !=
-                cudaSuccess) {
-              cudaGetLastError();
-              ok = false;
-            }
-          if (!ok) continue;
-          const void* fns[2] = {kfn_xp(false), kfn_xp(true)};
-          if (max_active_clusters(fns, 2, C_, Cfg::NT, sm) < (pl.groups + P / C_) * D) continue;
-          best = {P, sm};
-          break;
-        }
-        it = cache.emplace(key, best).first;
-      }
-      *smem = it->second.second;
-      return it->second.first;
+      if (!pl.ok || pl.waves != 1 || B != 1 || D != 1 || Il < 1 || env_switch01("OPENRNN_PERSIST_XPROD") == 0)
+        return 0;
+      const auto pick = pick_xprod(prop, kfn_xp(false), kfn_xp(true), {32, 64, 16}, C_, Cfg::NT, pl.smem, Cfg::G * H_,
+                                   Il, C_ * pl.groups, D);
+      *smem = pick.second;
+      return pick.first;
     }
   }
 
