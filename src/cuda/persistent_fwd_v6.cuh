@@ -8,7 +8,8 @@
 // step (lab phase profile: ~1050 of ~2550 cycles at LSTM float32 H=256 B=1). v6 removes all of them:
 //
 // Decomposition. Cluster of C CTAs per batch tile of BC columns (b0 = group * BC); CTA `rank` owns the U = H/C units
-// [rank*U, (rank+1)*U); warp w owns UW = U/16 of them, and every gate row of those units: RW = G*UW rows of W_hh.
+// [rank*U, (rank+1)*U); warp w of NW (16, or 8: float32 at H = 256) owns UW = U/NW of them, and every gate row of
+// those units: RW = G*UW rows of W_hh.
 // Lane l owns the k columns {128 i + 4 l + (0..3)}, i < KG = H/128 (conflict-free float4 reads of h), so each lane
 // holds RW x 4*KG weights: the first KGR k groups in registers, the rest in shared memory ([warp][group][row][lane]
 // 16-byte quads, conflict-free) for the whole sequence.
@@ -73,7 +74,10 @@ __device__ __forceinline__ void reduce_scatter_stage(float (&val)[NV], int lane)
   }
 }
 
-template <int CELL, typename TW, int H_, int C_, int BC, int KGR>
+// NW_ (session 40): warps per CTA. 16 is the shipped layout; 8 gives each warp twice the units (UW = U / 8) and
+// halves the CTA's loads of h, gathers and pushes (shared-memory / MIO pipe work per step), for a reduce-scatter of
+// twice the values in the same number of rounds (NV = 16 at UW = 4: four halving stages and one whole-value stage).
+template <int CELL, typename TW, int H_, int C_, int BC, int KGR, int NW_ = 16>
 struct FwdConfigV6 {
   using Pair = typename Store<TW>::Pair;
   // Four consecutive k of one row: 16 B (float32) or 8 B (16-bit); one shared-memory load per lane and group.
@@ -83,7 +87,7 @@ struct FwdConfigV6 {
   static constexpr int H = H_, C = C_;
   static constexpr int G = CellTraits<CELL>::G;
   static constexpr int GP = G == 3 ? 4 : G;
-  static constexpr int NW = 16, NT = NW * 32;
+  static constexpr int NW = NW_, NT = NW * 32;
   static constexpr int U = H / C;
   static constexpr int UW = U / NW;
   static constexpr int RW = G * UW;
@@ -94,7 +98,7 @@ struct FwdConfigV6 {
   static constexpr int KG = H / 128;
   static constexpr int KGS = KG - KGR;
   static constexpr int PUSH_ROUNDS = (C * E + 31) / 32;
-  static_assert(H % 128 == 0 && U % NW == 0 && UW >= 1, "H/C units must split evenly over 16 warps");
+  static_assert(H % 128 == 0 && U % NW == 0 && UW >= 1, "H/C units must split evenly over the warps");
   static_assert((1 << P) == NV && NV <= 32, "one reduced value per lane group: GP*UW*BC a power of two <= 32");
   static_assert(KGR >= 0 && KGR <= KG, "register k groups");
   // Shared memory: W_hh quads [NW][KGS][RW][32] | hs [2][BC][H] float32 | bar [2] mbarriers (8 B each).
@@ -104,9 +108,9 @@ struct FwdConfigV6 {
 // XPK (session 38): the instantiation with the input projection's producers (persistent_xprod.cuh): p.xprod CTAs per
 // direction after the p.xcons consumers, in clusters of their own; float32 one-column tiles only. Its own
 // instantiation, so that the plain kernel's code does not change (the runtime-branch version of v10's cost 4% there).
-template <int CELL, typename TW, int H_, int C_, int BC, int KGR, bool TRAIN = false, bool XPK = false>
-__global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<TW> p) {
-  using Cfg = FwdConfigV6<CELL, TW, H_, C_, BC, KGR>;
+template <int CELL, typename TW, int H_, int C_, int BC, int KGR, bool TRAIN = false, bool XPK = false, int NW_ = 16>
+__global__ void __launch_bounds__(NW_ * 32, 1) persist_fwd_v6_kernel(const FwdParams<TW> p) {
+  using Cfg = FwdConfigV6<CELL, TW, H_, C_, BC, KGR, NW_>;
   using S = Store<TW>;
   using Pair = typename Cfg::Pair;
   using Quad = typename Cfg::Quad;
@@ -120,7 +124,7 @@ __global__ void __launch_bounds__(512, 1) persist_fwd_v6_kernel(const FwdParams<
   if constexpr (XPK) {
     if (int(blockIdx.x) >= p.xcons) {
       const int d = blockIdx.y;
-      xprod_producer<G>(reinterpret_cast<const float*>(p.xin), reinterpret_cast<const float*>(p.wih[d]),
+      xprod_producer<G, Cfg::NT>(reinterpret_cast<const float*>(p.xin), reinterpret_cast<const float*>(p.wih[d]),
                         const_cast<float*>(p.xproj[d]), p.flags[d] + kXprodCounter, p.lengths, p.T, p.B, p.Hr, H, p.Il,
                         int(blockIdx.x) - p.xcons, p.xprod, p.xchunk, d == 1, reinterpret_cast<float*>(smem4));
       return;

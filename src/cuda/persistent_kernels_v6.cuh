@@ -13,20 +13,20 @@ namespace openrnn {
 namespace cuda {
 namespace persist {
 
-template <int CELL, typename TW, int H_, int C_, int BC, int KGR>
+template <int CELL, typename TW, int H_, int C_, int BC, int KGR, int NW = 16>
 class KernelV6Impl final : public Kernel {
-  using Cfg = FwdConfigV6<CELL, TW, H_, C_, BC, KGR>;
+  using Cfg = FwdConfigV6<CELL, TW, H_, C_, BC, KGR, NW>;
   static const void* kfn(bool train) {
-    return train ? reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true>)
-                 : reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false>);
+    return train ? reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true, false, NW>)
+                 : reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false, false, NW>);
   }
   // The instantiations with the input projection's producers (persistent_fwd_v6.cuh, XPK): float32 one-column LSTM /
   // GRU tiles at H = 256 (one cluster of 8 CTAs per sequence).
   static constexpr bool kXP = std::is_same<TW, float>::value && BC == 1 && H_ == 256 && (CELL == LSTM || CELL == GRU);
   static const void* kfn_xp(bool train) {
     if constexpr (kXP)
-      return train ? reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true, true>)
-                   : reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false, true>);
+      return train ? reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true, true, NW>)
+                   : reinterpret_cast<const void*>(&persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false, true, NW>);
     else
       return nullptr;
   }
@@ -41,7 +41,10 @@ class KernelV6Impl final : public Kernel {
   int cluster() const override { return C_; }
   std::string name() const override {
     char b[96];
-    snprintf(b, sizeof b, "v6_H%d_cluster%d_kgr%d_bc%d", H_, C_, KGR, BC);
+    if (NW == 16)
+      snprintf(b, sizeof b, "v6_H%d_cluster%d_kgr%d_bc%d", H_, C_, KGR, BC);
+    else
+      snprintf(b, sizeof b, "v6_H%d_cluster%d_kgr%d_bc%d_w%d", H_, C_, KGR, BC, NW);
     return b;
   }
 
@@ -81,23 +84,30 @@ class KernelV6Impl final : public Kernel {
       if (a.xprod > 0 && pl.waves == 1) {
         p.xcons = C_ * pl.groups;
         p.xchunk = a.B > 0 && a.B <= kXprodRows ? kXprodRows / a.B : 1;
-        launch_persistent(a.rs_acts[0] ? persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true, true>
-                                       : persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false, true>,
+        launch_persistent(a.rs_acts[0] ? persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true, true, NW>
+                                       : persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false, true, NW>,
                           p, C_ * pl.groups + a.xprod, a.D, Cfg::NT, std::max(pl.smem, a.xprod_smem), C_, s, true,
                           pdl);
         return;
       }
     }
     p.xprod = 0;
-    launch_persistent(a.rs_acts[0] ? persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true>
-                                   : persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false>,
+    launch_persistent(a.rs_acts[0] ? persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, true, false, NW>
+                                   : persist_fwd_v6_kernel<CELL, TW, H_, C_, BC, KGR, false, false, NW>,
                       p, C_ * pl.groups, a.D, Cfg::NT, pl.smem, C_, s, false, pdl);
   }
 };
 
 // The v6 configuration set per storage type. KGR (k groups of 4 per lane and row held in registers; the rest in
 // shared memory) per configuration from ptxas -v: as many as fit in ~64 registers of weights without spills.
-// H = 256: cluster of 8 (U = 32, 2 units per warp); H = 512: cluster of 16 (U = 32); RNN H = 1024: 16 (U = 64).
+// H = 256: cluster of 8 (U = 32, 2 units per warp; float32: 8 warps of 4 units, below); H = 512: cluster of 16
+// (U = 32); RNN H = 1024: 16 (U = 64).
+// Float32 at H = 256 runs 8 warps per CTA (NW = 8, session 40; docs/performance.md, "v6 with 8 warps per CTA"): the
+// same loads of h and reduce-scatter rounds per warp from half the warps, so half the shared-memory / shuffle
+// traffic per SM and step. H100, T = 100, µs/step, 16 -> 8 warps: LSTM inference B = 1 0.991 -> 0.946, B = 8 1.154
+// -> 1.058, B = 16 (two columns) 1.525 -> 1.445; GRU B = 1 0.917 -> 0.854; RNN (PERSISTENT forced) B = 1 0.780 ->
+// 0.704; training -3 to -5%. And at 256 threads one column per cluster takes up to B = 12 in one wave (B = 9-12:
+// -12%). 16-bit v6 keeps 16 warps (v9 runs those problems).
 // Two-column tiles (session 11; docs/performance.md, "PERSISTENT v6 two-column tiles"): they take the batches that one
 // column per cluster cannot run at once (H100: B = 16-30 at H = 256 in clusters of 8, 16-bit B = 32-48 in clusters
 // of 4, 16-bit B = 8-14 at H = 512), where they take 16-50% less time per step than v4 / v7. Since the reduce-scatter
@@ -106,22 +116,39 @@ class KernelV6Impl final : public Kernel {
 template <typename TW>
 void add_kernels_v6(std::vector<std::unique_ptr<Kernel>>& v) {
   constexpr bool w16 = sizeof(TW) == 2;
-  // LSTM (8 rows per warp)
-  v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 1, 2>());
+  // LSTM (8 rows per warp; float32 H = 256: 8 warps of 16 rows, session 40)
+  if constexpr (w16)
+    v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 1, 2>());
+  else
+    v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 1, 2, 8>());
   v.emplace_back(new KernelV6Impl<LSTM, TW, 512, 16, 1, w16 ? 4 : 2>());
-  // GRU (6 rows per warp)
-  v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 1, 2>());
+  // GRU (6 rows per warp; float32 H = 256: 8 warps of 12 rows, session 40)
+  if constexpr (w16)
+    v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 1, 2>());
+  else
+    v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 1, 2, 8>());
   v.emplace_back(new KernelV6Impl<GRU, TW, 512, 16, 1, w16 ? 4 : 2>());
   // RNN tanh / relu (2 rows per warp; 4 at H = 1024)
-  v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 256, 8, 1, 2>());
+  if constexpr (w16)
+    v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 256, 8, 1, 2>());
+  else
+    v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 256, 8, 1, 2, 8>());
   v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 512, 16, 1, 4>());
   v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 1024, 16, 1, w16 ? 8 : 4>());
-  v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 256, 8, 1, 2>());
+  if constexpr (w16)
+    v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 256, 8, 1, 2>());
+  else
+    v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 256, 8, 1, 2, 8>());
   v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 512, 16, 1, 4>());
   v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 1024, 16, 1, w16 ? 8 : 4>());
   // Two-column tiles: LSTM / GRU (ptxas: no spills at KGR = 2; 16-bit LSTM H = 512 at KGR = 1, GRU at 4)
-  v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 2, 2>());
-  v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 2, 2>());
+  if constexpr (w16) {
+    v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 2, 2>());
+    v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 2, 2>());
+  } else {
+    v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 2, 2, 8>());
+    v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 2, 2, 8>());
+  }
   if constexpr (w16) {
     v.emplace_back(new KernelV6Impl<LSTM, TW, 512, 16, 2, 1>());
     v.emplace_back(new KernelV6Impl<GRU, TW, 512, 16, 2, 4>());

@@ -27,17 +27,17 @@ namespace persist {
 constexpr int kXprodRows = 8;  // (step, sequence) rows per chunk: small, so that the first chunk is ready early
 __host__ __device__ constexpr int xprod_cols(int ncol, int P) { return ((ncol + P - 1) / P + 3) / 4 * 4; }
 __host__ __device__ constexpr int xprod_ld(int Il) { return (Il + 3) / 4 * 4 + 4; }
-// The producer's shared memory in bytes (NT = 512 threads: Red holds 16 partials per thread).
+// The producer's shared memory in bytes (for up to NT = 512 threads: Red holds 16 partials per thread).
 __host__ __device__ constexpr size_t xprod_smem(int ncol, int P, int Il) {
   return (size_t(xprod_cols(ncol, P)) * xprod_ld(Il) + size_t(kXprodRows) * xprod_ld(Il) + 512 * 16) * 4;
 }
 
-template <int G>
+template <int G, int NT = 512>
 __device__ __noinline__ void xprod_producer(const float* __restrict__ xin, const float* __restrict__ wih,
                                             float* __restrict__ xproj, unsigned* ready, const int* __restrict__ lengths,
                                             int T, int B, int Hr, int Hx, int Il, int q, int P, int CH, bool reverse,
                                             float* sm) {
-  constexpr int R = kXprodRows, NT = 512, NW = NT / 32;
+  constexpr int R = kXprodRows, NW = NT / 32;  // NT: the launch's threads per CTA (512, or v6's 256)
   static_assert(R == 8, "two 4-row tiles (tr below)");
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int ncol = G * Hr, NC = xprod_cols(ncol, P), c0 = q * NC, nc = max(0, min(NC, ncol - c0));
