@@ -41,10 +41,8 @@ class KernelV6Impl final : public Kernel {
   int cluster() const override { return C_; }
   std::string name() const override {
     char b[96];
-    if (NW == 16)
-      snprintf(b, sizeof b, "v6_H%d_cluster%d_kgr%d_bc%d", H_, C_, KGR, BC);
-    else
-      snprintf(b, sizeof b, "v6_H%d_cluster%d_kgr%d_bc%d_w%d", H_, C_, KGR, BC, NW);
+    const int n = snprintf(b, sizeof b, "v6_H%d_cluster%d_kgr%d_bc%d", H_, C_, KGR, BC);
+    if (NW != 16 && n > 0 && n < int(sizeof b)) snprintf(b + n, sizeof b - n, "_w%d", NW);
     return b;
   }
 
@@ -116,39 +114,24 @@ class KernelV6Impl final : public Kernel {
 template <typename TW>
 void add_kernels_v6(std::vector<std::unique_ptr<Kernel>>& v) {
   constexpr bool w16 = sizeof(TW) == 2;
-  // LSTM (8 rows per warp; float32 H = 256: 8 warps of 16 rows, session 40)
-  if constexpr (w16)
-    v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 1, 2>());
-  else
-    v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 1, 2, 8>());
+  // Warps per CTA of the H = 256 configurations: float32 8 (session 40), 16-bit 16.
+  constexpr int nw = w16 ? 16 : 8;
+  // LSTM (8 rows per warp; 16 in float32 at H = 256)
+  v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 1, 2, nw>());
   v.emplace_back(new KernelV6Impl<LSTM, TW, 512, 16, 1, w16 ? 4 : 2>());
-  // GRU (6 rows per warp; float32 H = 256: 8 warps of 12 rows, session 40)
-  if constexpr (w16)
-    v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 1, 2>());
-  else
-    v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 1, 2, 8>());
+  // GRU (6 rows per warp; 12 in float32 at H = 256)
+  v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 1, 2, nw>());
   v.emplace_back(new KernelV6Impl<GRU, TW, 512, 16, 1, w16 ? 4 : 2>());
-  // RNN tanh / relu (2 rows per warp; 4 at H = 1024)
-  if constexpr (w16)
-    v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 256, 8, 1, 2>());
-  else
-    v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 256, 8, 1, 2, 8>());
+  // RNN tanh / relu (2 rows per warp; 4 at H = 1024 and float32 H = 256)
+  v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 256, 8, 1, 2, nw>());
   v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 512, 16, 1, 4>());
   v.emplace_back(new KernelV6Impl<RNN_TANH, TW, 1024, 16, 1, w16 ? 8 : 4>());
-  if constexpr (w16)
-    v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 256, 8, 1, 2>());
-  else
-    v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 256, 8, 1, 2, 8>());
+  v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 256, 8, 1, 2, nw>());
   v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 512, 16, 1, 4>());
   v.emplace_back(new KernelV6Impl<RNN_RELU, TW, 1024, 16, 1, w16 ? 8 : 4>());
   // Two-column tiles: LSTM / GRU (ptxas: no spills at KGR = 2; 16-bit LSTM H = 512 at KGR = 1, GRU at 4)
-  if constexpr (w16) {
-    v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 2, 2>());
-    v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 2, 2>());
-  } else {
-    v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 2, 2, 8>());
-    v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 2, 2, 8>());
-  }
+  v.emplace_back(new KernelV6Impl<LSTM, TW, 256, 8, 2, 2, nw>());
+  v.emplace_back(new KernelV6Impl<GRU, TW, 256, 8, 2, 2, nw>());
   if constexpr (w16) {
     v.emplace_back(new KernelV6Impl<LSTM, TW, 512, 16, 2, 1>());
     v.emplace_back(new KernelV6Impl<GRU, TW, 512, 16, 2, 4>());
