@@ -110,7 +110,7 @@ struct FwdConfigV10 {
 // KPW = 32, 8 GL registers. The state is NBS float rows (no hi / lo split); the exchange rows are [B][Hr] float (the
 // bytes of the 16-bit [B][2][Hr]). Tiles of 1, 4, 8, 16 sequences: every tile row costs its FFMAs whether the
 // sequence exists or not, so B = 1 gets a tile of its own.
-template <int CELL, int H_, int U_, int NBS_>
+template <int CELL, int H_, int U_, int NBS_, int NW_ = 16>
 struct FwdConfigV10F32 {
   static constexpr int G = CellTraits<CELL>::G;
   static_assert(G == 4 || G == 3, "v10 is built for LSTM and GRU");
@@ -118,8 +118,12 @@ struct FwdConfigV10F32 {
   static constexpr int C = H / U;
   static constexpr int RWS = G * U;
   static constexpr int MG = U / 8;    // unit octets (the lanes of a warp: 4 groups x 8 units of one octet)
-  static constexpr int NW = 16, NT = NW * 32, KS = NW / MG;
-  static_assert(U % 8 == 0 && NW % MG == 0, "whole octets of units over the 16 warps");
+  // NW warps per CTA: 16, or 8 for the tile of one at H = 512 with 8 units per CTA (session 41: KS = 8 k slices of
+  // KPW = 64 columns, the W registers of H = 1024's configuration; half the warps, shuffles, partial-sum stores and
+  // cell reads per step).
+  static constexpr int NW = NW_, NT = NW * 32, KS = NW / MG;
+  static_assert(NW == 16 || NW == 8, "16 or 8 warps");
+  static_assert(U % 8 == 0 && NW % MG == 0, "whole octets of units over the warps");
   static constexpr int KPW = H / KS;  // k per warp
   static_assert(KPW % 16 == 0, "a lane group's float4 chunks of the warp's k");
   // Per lane: GL gate rows x JL float4 chunks. GRU's tiles of 4-16 rows take its 3 gates (GL = 3: the reduce-scatter
@@ -139,8 +143,9 @@ struct FwdConfigV10F32 {
   static constexpr size_t smem_bytes() { return size_t(2) * N * LDH * 4 + size_t(KS) * NBS * RL * 4 + 16; }
 };
 
-template <int CELL, typename TW, int H, int U, int MT, int NBS>
-using V10Config = typename std::conditional<std::is_same<TW, float>::value, FwdConfigV10F32<CELL, H, U, NBS>,
+// NW: warps per CTA, float32 only (the 16-bit configuration has 16).
+template <int CELL, typename TW, int H, int U, int MT, int NBS, int NW = 16>
+using V10Config = typename std::conditional<std::is_same<TW, float>::value, FwdConfigV10F32<CELL, H, U, NBS, NW>,
                                             FwdConfigV10<CELL, H, U, MT, NBS>>::type;
 
 // Proxy fence: this thread's earlier generic-proxy accesses of global memory (and what they made visible to it: the
@@ -179,10 +184,12 @@ __device__ __forceinline__ void bulk_multicast(void* dst, const void* src, unsig
 // XPK: the instantiation with the input projection's producers (p.xprod > 0 CTAs per direction after p.xcons
 // consumers), float32 tile of one at H = 512 with 8 units per CTA only. Its own instantiation: as runtime branches in
 // the plain tile of one, the same code made that kernel ~4% slower with the producers off (run 3, session 38).
-template <int CELL, typename TW, int H_, int U_, int MT_, int NBS, bool LLV, bool TRAIN = false, bool XPK = false>
-__global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
+template <int CELL, typename TW, int H_, int U_, int MT_, int NBS, bool LLV, bool TRAIN = false, bool XPK = false,
+          int NW = 16>
+__global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT, 1)
     persist_fwd_v10_kernel(const FwdParams<TW> p) {
-  using Cfg = V10Config<CELL, TW, H_, U_, MT_, NBS>;
+  using Cfg = V10Config<CELL, TW, H_, U_, MT_, NBS, NW>;
+  static_assert(NW == 16 || std::is_same<TW, float>::value, "16-bit v10: 16 warps");
   using S = Store<TW>;
   constexpr bool F32 = std::is_same<TW, float>::value;
   constexpr int SR = kStateSlots<TW>;  // state rows per sequence: hi and lo, or the float32 h
@@ -199,7 +206,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   if constexpr (XP) {
     if (int(blockIdx.x) >= p.xcons) {
       const int d = blockIdx.y;
-      xprod_producer<G>(reinterpret_cast<const float*>(p.xin), reinterpret_cast<const float*>(p.wih[d]),
+      xprod_producer<G, Cfg::NT>(reinterpret_cast<const float*>(p.xin), reinterpret_cast<const float*>(p.wih[d]),
                         const_cast<float*>(p.xproj[d]), p.flags[d] + kXprodCounter, p.lengths, p.T, p.B, p.Hr, p.H,
                         p.Il, int(blockIdx.x) - p.xcons, p.xprod, p.xchunk, d == 1,
                         reinterpret_cast<float*>(smem_raw));
@@ -344,7 +351,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
   // into the same registers (after step t-1's last barrier, once the chunk that holds step t is counted: below).
   // Not into a second array copied at the top: that copy waited for the loads at the top of the step, before the
   // poll (run 2, session 38: LSTM float32 H = 512 B = 1 +0.17 µs/step).
-  // XP, warp 15's lane 0: the next step that starts a chunk, the counter value that chunk needs (P per chunk), and
+  // XP, the last warp's lane 0 (warp 15, or 7 with 8 warps): the next step that starts a chunk, the counter value that chunk needs (P per chunk), and
   // the largest value acquired so far (chunk 0's P: thread 0 acquired it before the loop). Kept as running values so
   // that the step needs no integer division (session 39: a modulo and a division here, placed before the cell in the
   // code, changed how ptxas scheduled the cell's loads and cost 50-90 cycles per step).
@@ -549,10 +556,10 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS>::NT, 1)
         }
       }
     }
-    // XP with producers: the chunk that holds step t + 1, when it starts one, acquired by warp 15 (idle while warp 0
+    // XP with producers: the chunk that holds step t + 1, when it starts one, acquired by the last warp (idle while warp 0
     // runs the cell) before the barrier after the cell; the cell threads load step t + 1's projections after it.
     // The acquire returns the count of every chunk complete so far (the producers run ahead: all of them within the
-    // first ~65 steps at T = 100, each chunk at least 5 µs before its first step; session 39, run 1), so warp 15
+    // first ~65 steps at T = 100, each chunk at least 5 µs before its first step; session 39, run 1), so that warp
     // acquires again only for a chunk past those. After the cell in the code, so that the cell's code is scheduled
     // as in the kernel without producers.
     if (XP && tid == NT - 32 && t + 1 == xnext) {

@@ -20,19 +20,20 @@ namespace persist {
 constexpr int kV10MaxWaves = 4;
 
 // LLV: the tagged-word exchange for tiles of one sequence is compiled in, and the plan takes one sequence per group only.
-template <int CELL, typename TW, int HC, int U, int MT, int NBS, bool LLV = false>
+// NW: warps per CTA (float32 only; V10Config).
+template <int CELL, typename TW, int HC, int U, int MT, int NBS, bool LLV = false, int NW = 16>
 class KernelV10Impl final : public Kernel {
-  using Cfg = V10Config<CELL, TW, HC, U, MT, NBS>;
+  using Cfg = V10Config<CELL, TW, HC, U, MT, NBS, NW>;
   static const void* kfn(bool train) {
-    return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true>)
-                 : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false>);
+    return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true, false, NW>)
+                 : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false, false, NW>);
   }
   // The instantiations with the input projection's producers (persistent_fwd_v10.cuh, XPK), where they exist.
   static constexpr bool kXP = LLV && std::is_same<TW, float>::value && HC == 512 && U == 8;
   static const void* kfn_xp(bool train) {
     if constexpr (kXP)
-      return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true, true>)
-                   : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false, true>);
+      return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true, true, NW>)
+                   : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false, true, NW>);
     else
       return nullptr;
   }
@@ -48,7 +49,7 @@ class KernelV10Impl final : public Kernel {
   std::string name() const override {
     char b[96];
     if (std::is_same<TW, float>::value)
-      snprintf(b, sizeof b, "v10_H%d_ub%d_ffma_nbs%d%s", Cfg::H, U, NBS, LLV ? "_ll" : "");
+      snprintf(b, sizeof b, "v10_H%d_ub%d_ffma_nbs%d%s%s", Cfg::H, U, NBS, LLV ? "_ll" : "", NW == 8 ? "_w8" : "");
     else
       snprintf(b, sizeof b, "v10_H%d_ub%d_mt%d_nbs%d%s", Cfg::H, U, MT, NBS, LLV ? "_ll" : "");
     return b;
@@ -61,7 +62,11 @@ class KernelV10Impl final : public Kernel {
   Plan plan(const cudaDeviceProp& prop, int B, int D) const override {
     Plan pl;
     char msg[320];
-    const size_t smem = Cfg::smem_bytes();
+    // 8 warps (float32 at H = 512): the registers of GRU's 256-thread CTAs (120-125) would let two share an SM, which
+    // would change the plan's group count and put two CTAs' steps on one SM. More than half the SM's shared memory
+    // keeps one CTA per SM, as the 512-thread configurations have by their registers.
+    const size_t one_per_sm = size_t(prop.sharedMemPerMultiprocessor) / 2 - size_t(prop.reservedSharedMemPerBlock) + 128;
+    const size_t smem = Cfg::NW == 16 ? Cfg::smem_bytes() : std::max(Cfg::smem_bytes(), one_per_sm);
     if (smem > prop.sharedMemPerBlockOptin) {
       snprintf(msg, sizeof msg, "v10: a CTA needs %zu B of shared memory, this GPU allows %zu", smem,
                size_t(prop.sharedMemPerBlockOptin));
@@ -191,15 +196,15 @@ class KernelV10Impl final : public Kernel {
       bool done = false;
       if constexpr (kXP) {
         if (xprod > 0) {
-          launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true, true>
-                                         : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false, true>,
+          launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true, true, NW>
+                                         : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false, true, NW>,
                             p, pl.C * groups + xprod, a.D, Cfg::NT, smem, pl.cl, s, true, pdl);
           done = true;
         }
       }
       if (!done)
-        launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true>
-                                       : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false>,
+        launch_persistent(a.rs_acts[0] ? persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true, false, NW>
+                                       : persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false, false, NW>,
                           p, pl.C * groups, a.D, Cfg::NT, pl.smem, pl.cl, s, true, pdl);
       if (w == 0) p.prof = nullptr;  // the profile is the first launch's
     }

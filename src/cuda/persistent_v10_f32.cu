@@ -13,9 +13,11 @@ namespace persist {
 // of one only (session 17: four groups fit an H100, so it takes B * D = 3-4).
 
 // One cell's configurations at H with 8 units per CTA: the tile of one (tagged words) first, then tiles of NBS...
+// The tile of one at H = 512 runs 8 warps per CTA (session 41; docs/performance.md, "v10's float32 tile of one with 8
+// warps"): 64 W registers per thread as at H = 1024, where 8 warps would need 128.
 template <int CELL, int H, int... NBS>
 void add_v10_f32_u8(std::vector<std::unique_ptr<Kernel>>& v) {
-  v.emplace_back(new KernelV10Impl<CELL, float, H, 8, 1, 1, true>());
+  v.emplace_back(new KernelV10Impl<CELL, float, H, 8, 1, 1, true, H == 512 ? 8 : 16>());
   (v.emplace_back(new KernelV10Impl<CELL, float, H, 8, 1, NBS>()), ...);
 }
 
