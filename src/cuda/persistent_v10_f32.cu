@@ -13,12 +13,15 @@ namespace persist {
 // of one only (session 17: four groups fit an H100, so it takes B * D = 3-4).
 
 // One cell's configurations at H with 8 units per CTA: the tile of one (tagged words) first, then tiles of NBS...
-// The tile of one at H = 512 runs 8 warps per CTA (session 41; docs/performance.md, "v10's float32 tile of one with 8
-// warps"): 64 W registers per thread as at H = 1024, where 8 warps would need 128.
+// With 8 warps per CTA (session 41; docs/performance.md, "v10's float32 tile of one with 8 warps" and "8 warps for
+// v10's other float32 tiles"): KS = 8 k slices, 64 W registers per thread at H = 512, 128 at H = 1024 (ptxas:
+// 120-160 registers at H = 512, 180-226 at H = 1024, no spills); B = 1-2 at H = 512 -9 to -11%, the tiles of 4-32
+// -2 to -8% (inference). Except H = 1024's tile of one, which keeps 16 warps: with 8 each lane's gate sums are
+// chains of 32 FMAs, and its step is bound by that chain (B = 1 inference +10 to +13% with 8 warps, run 2).
 template <int CELL, int H, int... NBS>
 void add_v10_f32_u8(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelV10Impl<CELL, float, H, 8, 1, 1, true, H == 512 ? 8 : 16>());
-  (v.emplace_back(new KernelV10Impl<CELL, float, H, 8, 1, NBS>()), ...);
+  (v.emplace_back(new KernelV10Impl<CELL, float, H, 8, 1, NBS, false, 8>()), ...);
 }
 
 void add_kernels_v10_f32(std::vector<std::unique_ptr<Kernel>>& v) {
@@ -27,9 +30,10 @@ void add_kernels_v10_f32(std::vector<std::unique_ptr<Kernel>>& v) {
   add_v10_f32_u8<LSTM, 512, 4, 8, 16, 32>(v);
   add_v10_f32_u8<GRU, 512, 4, 8, 16, 32>(v);
   // The 16-unit tile of one after the 8-unit tiles (equal rank in choose(): the list's order decides), so that it
-  // runs where those cannot plan one sequence per group.
+  // runs where those cannot plan one sequence per group. GRU with 8 warps (128 W registers: 220 in all; B = 3-4
+  // -6 to -8%); LSTM keeps 16 (with 8, its 128 W registers took 255 registers and spilled 88-96 bytes).
   v.emplace_back(new KernelV10Impl<LSTM, float, 512, 16, 1, 1, true>());
-  v.emplace_back(new KernelV10Impl<GRU, float, 512, 16, 1, 1, true>());
+  v.emplace_back(new KernelV10Impl<GRU, float, 512, 16, 1, 1, true, 8>());
 }
 
 }  // namespace persist
