@@ -126,6 +126,63 @@ TEST(CudaStream, QueryAlgo) {
   openrnn_destroy_handle(h);
 }
 
+// AUTO's rule for RNN cells (persistent_preferred): PERSISTENT at the timed sizes (H = 256 / 512 up to B = 64,
+// H = 1024 up to B = 64 in float32 and B = 24 in 16 bits, either direction), STANDARD past them and at padded
+// sizes, both wherever PERSISTENT takes the problem at all.
+TEST(CudaStream, AutoRnnRule) {
+  CUDATEST_SKIP_IF_NO_GPU();
+  openrnn_handle_t h = nullptr;
+  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
+  struct Shape {
+    openrnn_cell cell;
+    int H, B;
+    bool bidir;
+    openrnn_data_type dt;
+    bool persistent;  // what AUTO should choose when PERSISTENT supports the problem
+  };
+  const Shape shapes[] = {
+      {OPENRNN_CELL_RNN_TANH, 256, 1, false, OPENRNN_DATA_FLOAT, true},
+      {OPENRNN_CELL_RNN_RELU, 256, 64, false, OPENRNN_DATA_FLOAT, true},
+      {OPENRNN_CELL_RNN_TANH, 256, 65, false, OPENRNN_DATA_FLOAT, false},
+      {OPENRNN_CELL_RNN_TANH, 512, 64, false, OPENRNN_DATA_HALF, true},
+      {OPENRNN_CELL_RNN_RELU, 256, 4, true, OPENRNN_DATA_FLOAT, true},
+      {OPENRNN_CELL_RNN_TANH, 1024, 24, false, OPENRNN_DATA_BFLOAT16, true},
+      {OPENRNN_CELL_RNN_RELU, 1024, 25, false, OPENRNN_DATA_HALF, false},
+      {OPENRNN_CELL_RNN_TANH, 1024, 64, true, OPENRNN_DATA_FLOAT, true},
+      {OPENRNN_CELL_RNN_TANH, 1024, 65, false, OPENRNN_DATA_FLOAT, false},
+      {OPENRNN_CELL_RNN_RELU, 300, 4, false, OPENRNN_DATA_FLOAT, false},
+  };
+  int checked = 0;
+  for (const Shape& sh : shapes) {
+    openrnn_rnn_config c = base_config(sh.cell, 16, sh.H, 1, sh.bidir, sh.dt);
+    c.algo = OPENRNN_ALGO_AUTO;
+    openrnn_rnn_desc_t rnn = nullptr;
+    openrnn_seq_desc_t xd = nullptr;
+    CUDATEST_OK(openrnn_create_rnn_desc(&rnn, &c));
+    CUDATEST_OK(openrnn_create_seq_desc(&xd, sh.dt, OPENRNN_LAYOUT_SEQ_MAJOR, 5, sh.B, 16, nullptr, 0.0));
+    char reason[256];
+    for (openrnn_fwd_mode mode : {OPENRNN_FWD_INFERENCE, OPENRNN_FWD_TRAINING}) {
+      int psup = 0, sup = 0;
+      openrnn_algo chosen = OPENRNN_ALGO_AUTO;
+      CUDATEST_OK(openrnn_query_algo(h, rnn, mode, xd, OPENRNN_ALGO_PERSISTENT, &psup, &chosen, reason, 256));
+      CUDATEST_OK(openrnn_query_algo(h, rnn, mode, xd, OPENRNN_ALGO_AUTO, &sup, &chosen, reason, 256));
+      EXPECT_EQ(sup, 1);
+      if (!psup) {
+        EXPECT_EQ(chosen, OPENRNN_ALGO_STANDARD);
+        continue;
+      }
+      ++checked;
+      EXPECT_EQ(chosen, sh.persistent ? OPENRNN_ALGO_PERSISTENT : OPENRNN_ALGO_STANDARD)
+          << "cell " << int(sh.cell) << " H " << sh.H << " B " << sh.B << " bidir " << sh.bidir << " mode "
+          << int(mode);
+    }
+    openrnn_destroy_seq_desc(xd);
+    openrnn_destroy_rnn_desc(rnn);
+  }
+  EXPECT_GT(checked, 0) << "PERSISTENT took none of the shapes";
+  openrnn_destroy_handle(h);
+}
+
 }  // namespace
 }  // namespace cudatest
 

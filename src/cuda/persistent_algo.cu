@@ -520,8 +520,8 @@ class PersistentAlgo final : public CudaAlgo {
 }  // namespace
 
 bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode) {
-  // Only what was measured: LSTM/GRU (both variants) at the compiled sizes. Padded sizes and RNN cells (correct,
-  // checked on the GPU, but never timed against STANDARD) run PERSISTENT only when asked for explicitly.
+  // Only what was measured: every cell at the compiled sizes (H = 256, 512, 1024). Padded sizes (correct, checked on
+  // the GPU, but never timed against STANDARD) run PERSISTENT only when asked for explicitly.
   const int H = rnn.cfg.hidden_size, B = x.B;
   if (persist::padded_hidden(H) != H) return false;
   const bool w16 = rnn.cfg.data_type == OPENRNN_DATA_HALF || rnn.cfg.data_type == OPENRNN_DATA_BFLOAT16;
@@ -545,6 +545,16 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   // 65-85), but H = 512 50-77 vs 33-45 (training 73-161 vs 57-128) (docs/performance.md, "PERSISTENT GRU
   // reset-before"). Larger B was not timed.
   if (rnn.cfg.cell == OPENRNN_CELL_GRU_RESET_BEFORE) return B <= 64 || (H == 256 && B <= 256);
+  // RNN tanh / relu (session 41, runs 1-2, H100, T = 100, graph, µs/step, STANDARD against PERSISTENT;
+  // docs/performance.md, "AUTO's RNN rule"). PERSISTENT is faster at H = 256 and 512 up to B = 64 in every dtype,
+  // both directions and two layers (float32 inference B = 1 H = 256 2.96 vs 0.71, B = 64 H = 512 6.44 vs 4.85; float16
+  // B = 64 H = 512 6.44 vs 4.09, two directions 12.51 vs 7.61; training 1.04-3.3x). At H = 1024 it is faster up to
+  // B = 24 in 16 bits (float16 B = 24 6.18 vs 3.74) and loses from B = 32 (6.18 vs 6.65; B = 64 6.89 vs 9.72, two
+  // directions 9.55 vs 18.74, training 14.39 vs 16.92); in float32 it is faster up to B = 64 (B = 48 16.94 vs 9.48,
+  // B = 64 17.89 vs 16.91, training 39.83 vs 37.86, two directions 30.88 vs 27.10). tanh and relu timed alike.
+  // Larger B was not timed.
+  if (rnn.cfg.cell == OPENRNN_CELL_RNN_TANH || rnn.cfg.cell == OPENRNN_CELL_RNN_RELU)
+    return H <= 512 || !w16 ? B <= 64 : B <= 24;
   if (rnn.cfg.cell != OPENRNN_CELL_LSTM && rnn.cfg.cell != OPENRNN_CELL_GRU) return false;
   // STANDARD's layer wavefront (one direction, L >= 2), H100 2026-11-21, float32 inference B = 64 H = 1024 per layer
   // and step: LSTM 35.6 (L=2) / 34.4 (L=4) vs PERSISTENT 41.9; GRU 31.8 / 32.8 vs 37.8. Since the float32 batch chunks
