@@ -16,8 +16,10 @@ namespace persist {
 // With 8 warps per CTA (session 41; docs/performance.md, "v10's float32 tile of one with 8 warps" and "8 warps for
 // v10's other float32 tiles"): KS = 8 k slices, 64 W registers per thread at H = 512, 128 at H = 1024 (ptxas:
 // 120-160 registers at H = 512, 180-226 at H = 1024, no spills); B = 1-2 at H = 512 -9 to -11%, the tiles of 4-32
-// -2 to -8% (inference). Except H = 1024's tile of one, which keeps 16 warps: with 8 each lane's gate sums are
-// chains of 32 FMAs, and its step is bound by that chain (B = 1 inference +10 to +13% with 8 warps, run 2).
+// -2 to -8% (inference). Except H = 1024's tile of one, which keeps 16 warps: with 8, B = 1 inference was 10-13%
+// slower (run 2). Not because of its longer FMA chains, as first thought: with two chains per gate its product and
+// cell phases got shorter than with 16 warps, but CTA (0, 0) waited 500-900 cycles longer for the state (runs 5-6,
+// dev/lab/v10_f32_h1024_tile1_8warps.diff).
 template <int CELL, int H, int... NBS>
 void add_v10_f32_u8(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelV10Impl<CELL, float, H, 8, 1, 1, true, H == 512 ? 8 : 16>());
