@@ -118,9 +118,8 @@ struct FwdConfigV10F32 {
   static constexpr int C = H / U;
   static constexpr int RWS = G * U;
   static constexpr int MG = U / 8;    // unit octets (the lanes of a warp: 4 groups x 8 units of one octet)
-  // NW warps per CTA: 16, or 8 for the tile of one at H = 512 with 8 units per CTA (session 41: KS = 8 k slices of
-  // KPW = 64 columns, the W registers of H = 1024's configuration; half the warps, shuffles, partial-sum stores and
-  // cell reads per step).
+  // NW warps per CTA: 16, or 8 (session 41; the registrations in persistent_v10_f32.cu say which): KS halves, KPW
+  // doubles, and the SM does half the shuffles, partial-sum stores and cell reads per step.
   static constexpr int NW = NW_, NT = NW * 32, KS = NW / MG;
   static_assert(NW == 16 || NW == 8, "16 or 8 warps");
   static_assert(U % 8 == 0 && NW % MG == 0, "whole octets of units over the warps");
@@ -207,9 +206,9 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
     if (int(blockIdx.x) >= p.xcons) {
       const int d = blockIdx.y;
       xprod_producer<G, Cfg::NT>(reinterpret_cast<const float*>(p.xin), reinterpret_cast<const float*>(p.wih[d]),
-                        const_cast<float*>(p.xproj[d]), p.flags[d] + kXprodCounter, p.lengths, p.T, p.B, p.Hr, p.H,
-                        p.Il, int(blockIdx.x) - p.xcons, p.xprod, p.xchunk, d == 1,
-                        reinterpret_cast<float*>(smem_raw));
+                                 const_cast<float*>(p.xproj[d]), p.flags[d] + kXprodCounter, p.lengths, p.T, p.B,
+                                 p.Hr, p.H, p.Il, int(blockIdx.x) - p.xcons, p.xprod, p.xchunk, d == 1,
+                                 reinterpret_cast<float*>(smem_raw));
       return;
     }
   }
@@ -351,10 +350,11 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   // into the same registers (after step t-1's last barrier, once the chunk that holds step t is counted: below).
   // Not into a second array copied at the top: that copy waited for the loads at the top of the step, before the
   // poll (run 2, session 38: LSTM float32 H = 512 B = 1 +0.17 µs/step).
-  // XP, the last warp's lane 0 (warp 15, or 7 with 8 warps): the next step that starts a chunk, the counter value that chunk needs (P per chunk), and
-  // the largest value acquired so far (chunk 0's P: thread 0 acquired it before the loop). Kept as running values so
-  // that the step needs no integer division (session 39: a modulo and a division here, placed before the cell in the
-  // code, changed how ptxas scheduled the cell's loads and cost 50-90 cycles per step).
+  // XP, the last warp's lane 0 (warp 15, or 7 with 8 warps): the next step that starts a chunk, the counter value
+  // that chunk needs (P per chunk), and the largest value acquired so far (chunk 0's P: thread 0 acquired it before
+  // the loop). Kept as running values so that the step needs no integer division (session 39: a modulo and a
+  // division here, placed before the cell in the code, changed how ptxas scheduled the cell's loads and cost 50-90
+  // cycles per step).
   int xnext = p.xchunk;
   unsigned xneed = unsigned(p.xprod), xseen = unsigned(p.xprod);
   float xva[G];  // XP: carried over the steps
@@ -556,8 +556,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         }
       }
     }
-    // XP with producers: the chunk that holds step t + 1, when it starts one, acquired by the last warp (idle while warp 0
-    // runs the cell) before the barrier after the cell; the cell threads load step t + 1's projections after it.
+    // XP with producers: the chunk that holds step t + 1, when it starts one, acquired by the last warp (idle while
+    // warp 0 runs the cell) before the barrier after the cell; the cell threads load step t + 1's projections after it.
     // The acquire returns the count of every chunk complete so far (the producers run ahead: all of them within the
     // first ~65 steps at T = 100, each chunk at least 5 µs before its first step; session 39, run 1), so that warp
     // acquires again only for a chunk past those. After the cell in the code, so that the cell's code is scheduled

@@ -24,16 +24,16 @@ constexpr int kV10MaxWaves = 4;
 template <int CELL, typename TW, int HC, int U, int MT, int NBS, bool LLV = false, int NW = 16>
 class KernelV10Impl final : public Kernel {
   using Cfg = V10Config<CELL, TW, HC, U, MT, NBS, NW>;
-  static const void* kfn(bool train) {
-    return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true, false, NW>)
-                 : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false, false, NW>);
+  template <bool TRAIN, bool XPK>
+  static const void* kptr() {
+    return reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, TRAIN, XPK, NW>);
   }
+  static const void* kfn(bool train) { return train ? kptr<true, false>() : kptr<false, false>(); }
   // The instantiations with the input projection's producers (persistent_fwd_v10.cuh, XPK), where they exist.
   static constexpr bool kXP = LLV && std::is_same<TW, float>::value && HC == 512 && U == 8;
   static const void* kfn_xp(bool train) {
     if constexpr (kXP)
-      return train ? reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, true, true, NW>)
-                   : reinterpret_cast<const void*>(&persist_fwd_v10_kernel<CELL, TW, HC, U, MT, NBS, LLV, false, true, NW>);
+      return train ? kptr<true, true>() : kptr<false, true>();
     else
       return nullptr;
   }
@@ -62,10 +62,11 @@ class KernelV10Impl final : public Kernel {
   Plan plan(const cudaDeviceProp& prop, int B, int D) const override {
     Plan pl;
     char msg[320];
-    // 8 warps (float32 at H = 512): the registers of GRU's 256-thread CTAs (120-125) would let two share an SM, which
-    // would change the plan's group count and put two CTAs' steps on one SM. More than half the SM's shared memory
-    // keeps one CTA per SM, as the 512-thread configurations have by their registers.
-    const size_t one_per_sm = size_t(prop.sharedMemPerMultiprocessor) / 2 - size_t(prop.reservedSharedMemPerBlock) + 128;
+    // 8 warps (float32): the registers of some 256-thread CTAs (GRU at H = 512: 120-125) would let two share an SM,
+    // which would change the plan's group count and put two CTAs' steps on one SM. More than half the SM's shared
+    // memory keeps one CTA per SM, as the 512-thread configurations have by their registers.
+    const size_t one_per_sm =
+        size_t(prop.sharedMemPerMultiprocessor) / 2 - size_t(prop.reservedSharedMemPerBlock) + 128;
     const size_t smem = Cfg::NW == 16 ? Cfg::smem_bytes() : std::max(Cfg::smem_bytes(), one_per_sm);
     if (smem > prop.sharedMemPerBlockOptin) {
       snprintf(msg, sizeof msg, "v10: a CTA needs %zu B of shared memory, this GPU allows %zu", smem,
