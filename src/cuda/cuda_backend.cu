@@ -50,7 +50,7 @@ void Context::join(int n) const {
   }
 }
 
-size_t blas_ws_per_handle(long long B, long long H) {
+size_t blas_ws_per_handle(long long B, long long H, openrnn_data_type dt, bool allow_tf32) {
   static const size_t forced = [] {
     const char* e = std::getenv("OPENRNN_CUBLAS_WS_MIB");
     int mib = 0;
@@ -58,7 +58,9 @@ size_t blas_ws_per_handle(long long B, long long H) {
     return size_t(0);
   }();
   if (forced) return forced;
-  return (B * H >= 65536 || H > 1024) ? kCublasWorkspaceLargeBytes : kCublasWorkspaceBytes;
+  if (B * H >= 65536 || H > 1024) return kCublasWorkspaceLargeBytes;
+  if (dt == OPENRNN_DATA_FLOAT && !allow_tf32 && (B <= 4 || (H <= 512 && B <= 64))) return kCublasWorkspaceLargeBytes;
+  return kCublasWorkspaceBytes;
 }
 
 void Context::bind_blas_workspace(void* workspace, size_t ws) const {

@@ -76,9 +76,17 @@ namespace cuda {
 // 92.3, GRU 104.2 -> 78.0; B = 64 H = 2048 LSTM 339.6 -> 298.8; B = 256 H = 2048 GRU 896 -> 841; inference unchanged
 // on the split forward; docs/performance.md, session 33).
 constexpr size_t kCublasWorkspaceBytes = size_t(4) << 20, kCublasWorkspaceLargeBytes = size_t(32) << 20;
-// The workspace per handle for B sequences of hidden size H; OPENRNN_CUBLAS_WS_MIB (developer switch, 1-256 MiB, read
-// once) sets it for every problem.
-size_t blas_ws_per_handle(long long B, long long H);
+// Strict float32 at small B gets 32 MiB too (session 42, runs 4-7): there, with 4, 8 or 16 MiB, cuBLAS runs the
+// small-M GEMMs (the input projection x W_ih^T and the input gradient dG W_ih over M = T * B rows) and the short-K
+// weight gradients on kernels that leave most SMs idle; from 32 MiB it takes split-K ones. H100, µs/step, 4 -> 32 MiB
+// (OPENRNN_CUBLAS_WS_MIB), best of two processes: training B <= 4 -2 to -7%, B = 16 at H <= 512 -1 to -5%, B = 32 / 64
+// at H = 256 -7 to -12%; inference B = 1 H = 1024 LSTM 1.905 -> 1.760, GRU 1.816 -> 1.645, elsewhere at B <= 64,
+// H <= 512 -4% to +2.6%. Not taken where training lost: B = 16 H = 1024 (+0.7%). The size does not depend on the mode,
+// so that forward(INFERENCE) and forward(TRAINING) run the same GEMMs (bitwise the same outputs; a rule for training
+// alone broke that). Not for TF32 (training B = 16 H = 256 +5.5%) or 16 bits (no change).
+// The workspace per handle for B sequences of hidden size H of type dt (allow_tf32: the TF32 math mode);
+// OPENRNN_CUBLAS_WS_MIB (developer switch, 1-256 MiB, read once) sets it for every problem.
+size_t blas_ws_per_handle(long long B, long long H, openrnn_data_type dt, bool allow_tf32);
 // Extra streams: direction 1 runs on aux[0]; aux[1] is available to algorithms (layer wavefront, wgrad overlap).
 constexpr int kAuxStreams = 2;
 constexpr int kEvents = 8;

@@ -153,7 +153,7 @@ Layout make_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, bool 
   s.stage_y = x.layout != OPENRNN_LAYOUT_SEQ_MAJOR || x.fill != 0.0;
   const size_t TB = size_t(s.T) * s.B, BH = size_t(s.B) * s.H, GH = size_t(s.G) * s.H;
   const size_t GHc = size_t(s.G) * s.Hc, BHc = size_t(s.B) * s.Hc;
-  s.blas_ws = blas_ws_per_handle(s.B, s.H);
+  s.blas_ws = blas_ws_per_handle(s.B, s.H, rnn.cfg.data_type, rnn.cfg.math_mode == OPENRNN_MATH_ALLOW_TF32);
   size_t off = cublas_workspace_bytes(s.blas_ws);
   auto take = [&off](size_t bytes) {
     const size_t o = off;

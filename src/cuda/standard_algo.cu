@@ -95,7 +95,7 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   StdLayout s;
   const StdDims d = std_dims(rnn, x);
   s.d = d;
-  s.blas_ws = blas_ws_per_handle(d.B, d.H);
+  s.blas_ws = blas_ws_per_handle(d.B, d.H, rnn.cfg.data_type, rnn.cfg.math_mode == OPENRNN_MATH_ALLOW_TF32);
   s.training = training;
   s.dropout = training && rnn.cfg.dropout > 0.0 && d.L > 1;
   s.slots = training ? d.T + 1 : 2;
