@@ -378,19 +378,57 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
       stamp(t, 2);
       TW* const row = hb + (t & 1) * N * ldh;  // ldh == LDH: no swizzle with the tagged words
       const uint64_t* src = llw() + size_t((t - 1) & 1) * Hr;
-      for (int k = 2 * tid; k < Hr; k += 2 * NT) {
-        uint64_t a, c;  // both words in one 16-byte request (as two 8-byte loads: twice the L2 sectors per poll)
-        ld_relaxed_gpu_v2u64(src + k, a, c);
-        while (unsigned(a >> 32) != unsigned(t) || unsigned(c >> 32) != unsigned(t)) {
-          __nanosleep(20);
+      // PL 16-byte polls per thread: 1, or 2 with 8 warps at H = 1024. With two, both loads are issued before either
+      // is checked, and each round re-polls every pair that missed at once, without a sleep: checked one after the
+      // other, a late second pair cost a second L2 round trip after the first's (the state's wait 650 -> 1200-1350
+      // cycles), and with 8 warps 8-20% of the polls miss (sessions 41-43; docs/performance.md, "v10's float32 tile
+      // of one at H = 1024 on 8 warps, with a joint re-poll (session 43)").
+      constexpr int PL = (H + 2 * NT - 1) / (2 * NT);
+      if constexpr (PL == 1) {
+        for (int k = 2 * tid; k < Hr; k += 2 * NT) {
+          uint64_t a, c;  // both words in one 16-byte request (as two 8-byte loads: twice the L2 sectors per poll)
           ld_relaxed_gpu_v2u64(src + k, a, c);
+          while (unsigned(a >> 32) != unsigned(t) || unsigned(c >> 32) != unsigned(t)) {
+            __nanosleep(20);
+            ld_relaxed_gpu_v2u64(src + k, a, c);
+          }
+          const float h0v = __uint_as_float(unsigned(a)), h1v = __uint_as_float(unsigned(c));
+          row[k] = S::from_f(h0v);
+          row[k + 1] = S::from_f(h1v);
+          if constexpr (SR == 2) {
+            row[LDH + k] = S::from_f(h0v - S::to_f(S::from_f(h0v)));
+            row[LDH + k + 1] = S::from_f(h1v - S::to_f(S::from_f(h1v)));
+          }
         }
-        const float h0v = __uint_as_float(unsigned(a)), h1v = __uint_as_float(unsigned(c));
-        row[k] = S::from_f(h0v);
-        row[k + 1] = S::from_f(h1v);
-        if constexpr (SR == 2) {
-          row[LDH + k] = S::from_f(h0v - S::to_f(S::from_f(h0v)));
-          row[LDH + k + 1] = S::from_f(h1v - S::to_f(S::from_f(h1v)));
+      } else {
+        static_assert(SR == 1, "several polls per thread: float32 only");
+        uint64_t a[PL], c[PL];
+        unsigned ok = 0;  // bit i: pair i holds step t's tags (or lies past Hr)
+#pragma unroll
+        for (int i = 0; i < PL; ++i) {
+          const int k = 2 * tid + 2 * NT * i;
+          if (k < Hr)
+            ld_relaxed_gpu_v2u64(src + k, a[i], c[i]);
+          else
+            ok |= 1u << i;
+        }
+        for (;;) {
+#pragma unroll
+          for (int i = 0; i < PL; ++i)
+            if (!((ok >> i) & 1u) && unsigned(a[i] >> 32) == unsigned(t) && unsigned(c[i] >> 32) == unsigned(t))
+              ok |= 1u << i;
+          if (ok == (1u << PL) - 1u) break;
+#pragma unroll
+          for (int i = 0; i < PL; ++i)
+            if (!((ok >> i) & 1u)) ld_relaxed_gpu_v2u64(src + 2 * tid + 2 * NT * i, a[i], c[i]);
+        }
+#pragma unroll
+        for (int i = 0; i < PL; ++i) {
+          const int k = 2 * tid + 2 * NT * i;
+          if (k < Hr) {
+            row[k] = S::from_f(__uint_as_float(unsigned(a[i])));
+            row[k + 1] = S::from_f(__uint_as_float(unsigned(c[i])));
+          }
         }
       }
       __syncthreads();
@@ -446,9 +484,18 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         // Tiles of 16 and 32: row blocks past the group's sequences are skipped (a tile of 16 with B = 9-12 multiplies
         // 12 rows, not 16); the rows they would fill belong to no cell element.
         if (NBS >= 16 && q0 >= nb) break;
-        float v[V];
+        // The 8-unit tile of one with 8 warps at H = 1024 (JL = 8 chunks per lane): each gate's sum as CH = 2 chains
+        // (even and odd chunks) added once at the end, 16 dependent FMAs instead of 32 (session 41, run 5: -5% of the
+        // product phase; at JL = 4, H = 512, no change). GRU's 16-unit tile at H = 512 (also JL = 8) keeps one chain:
+        // it was not timed with two.
+        constexpr int CH = (NBS == 1 && Cfg::NW == 8 && Cfg::U == 8 && Cfg::JL >= 8) ? 2 : 1;
+        float v[V], v2[CH == 2 ? V : 1];
 #pragma unroll
         for (int x = 0; x < V; ++x) v[x] = 0.f;
+        if constexpr (CH == 2) {
+#pragma unroll
+          for (int x = 0; x < V; ++x) v2[x] = 0.f;
+        }
 #pragma unroll
         for (int j = 0; j < Cfg::JL; ++j)
 #pragma unroll
@@ -456,13 +503,17 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
             const float4 hv = *reinterpret_cast<const float4*>(hs + q0 * LDH + roff[q] + 16 * j);
 #pragma unroll
             for (int i = 0; i < Cfg::GL; ++i) {
-              float& a = v[q * GL + i];
+              float& a = CH == 2 && (j & 1) ? v2[q * GL + i] : v[q * GL + i];
               a = fmaf(wf[i][j][0], hv.x, a);
               a = fmaf(wf[i][j][1], hv.y, a);
               a = fmaf(wf[i][j][2], hv.z, a);
               a = fmaf(wf[i][j][3], hv.w, a);
             }
           }
+        if constexpr (CH == 2) {
+#pragma unroll
+          for (int x = 0; x < V; ++x) v[x] = __fadd_rn(v[x], v2[x]);
+        }
 #pragma unroll
         for (int x = 0; x < V / 2; ++x) {
           const bool up = !PERM && (lane & 16);

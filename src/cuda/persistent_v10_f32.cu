@@ -16,13 +16,14 @@ namespace persist {
 // With 8 warps per CTA (session 41; docs/performance.md, "v10's float32 tile of one with 8 warps" and "8 warps for
 // v10's other float32 tiles"): KS = 8 k slices, 64 W registers per thread at H = 512, 128 at H = 1024 (ptxas:
 // 120-160 registers at H = 512, 180-226 at H = 1024, no spills); B = 1-2 at H = 512 -9 to -11%, the tiles of 4-32
-// -2 to -8% (inference). Except H = 1024's tile of one, which keeps 16 warps: with 8, B = 1 inference was 10-13%
-// slower (run 2). Not because of its longer FMA chains, as first thought: with two chains per gate its product and
-// cell phases got shorter than with 16 warps, but CTA (0, 0) waited 500-900 cycles longer for the state (runs 5-6,
-// dev/lab/v10_f32_h1024_tile1_8warps.diff).
+// -2 to -8% (inference). H = 1024's tile of one joined them in session 43: with 8 warps its own work is ~350 cycles
+// shorter, but each thread polls two pairs of the state, and checked one after the other a late second pair cost
+// another L2 round trip (session 41: B = 1 inference 10-13% slower). Re-polled together, without a sleep
+// (persistent_fwd_v10.cuh), B = 1 is 4-5% faster than with 16 warps (docs/performance.md, "v10's float32 tile of one
+// at H = 1024 on 8 warps, with a joint re-poll (session 43)").
 template <int CELL, int H, int... NBS>
 void add_v10_f32_u8(std::vector<std::unique_ptr<Kernel>>& v) {
-  v.emplace_back(new KernelV10Impl<CELL, float, H, 8, 1, 1, true, H == 512 ? 8 : 16>());
+  v.emplace_back(new KernelV10Impl<CELL, float, H, 8, 1, 1, true, 8>());
   (v.emplace_back(new KernelV10Impl<CELL, float, H, 8, 1, NBS, false, 8>()), ...);
 }
 
