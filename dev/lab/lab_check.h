@@ -1,5 +1,6 @@
-// CK(x): the standalone lab programs' CUDA runtime check (print where and why, exit 1). Included by l2_affinity_probe,
-// l2_pingpong and xproj_splitk, which build alone with nvcc (the include resolves next to them).
+// CK(x): the standalone lab programs' CUDA runtime check (print where and why, exit 1); CB(x) the same for a cuBLAS
+// status. Included by l2_affinity_probe, l2_pingpong, xproj_splitk and xproj_wave_split, which build alone with nvcc
+// (the include resolves next to them).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,4 +15,13 @@
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
       std::exit(1);                                                                            \
     }                                                                                          \
+  } while (0)
+
+#define CB(x)                                                                               \
+  do {                                                                                      \
+    const int s_ = static_cast<int>(x);                                                     \
+    if (s_ != 0) {                                                                          \
+      std::fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #x, s_);    \
+      std::exit(1);                                                                         \
+    }                                                                                       \
   } while (0)

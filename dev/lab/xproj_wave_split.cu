@@ -17,22 +17,7 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
-#define CB(x)                                                          \
-  do {                                                                 \
-    int s_ = int(x);                                                   \
-    if (s_ != 0) {                                                     \
-      std::printf("cuBLAS status %d at %s:%d\n", s_, __FILE__, __LINE__); \
-      std::exit(1);                                                    \
-    }                                                                  \
-  } while (0)
+#include "lab_check.h"  // CK, CB
 
 __global__ void fill(float* p, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
