@@ -15,7 +15,7 @@ namespace persist {
 // One cell's configurations at H with 8 units per CTA: the tile of one (tagged words) first, then tiles of NBS...
 // With 8 warps per CTA (session 41; docs/performance.md, "v10's float32 tile of one with 8 warps" and "8 warps for
 // v10's other float32 tiles"): KS = 8 k slices, 64 W registers per thread at H = 512, 128 at H = 1024 (ptxas:
-// 120-160 registers at H = 512, 180-226 at H = 1024, no spills); B = 1-2 at H = 512 -9 to -11%, the tiles of 4-32
+// 120-160 registers at H = 512, 184-234 at H = 1024, no spills); B = 1-2 at H = 512 -9 to -11%, the tiles of 4-32
 // -2 to -8% (inference). H = 1024's tile of one joined them in session 43: with 8 warps its own work is ~350 cycles
 // shorter, but each thread polls two pairs of the state, and checked one after the other a late second pair cost
 // another L2 round trip (session 41: B = 1 inference 10-13% slower). Re-polled together, without a sleep
