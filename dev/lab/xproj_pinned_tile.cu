@@ -17,21 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "lab_check.h"  // CK, CB
-
-__global__ void fill(float* p, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    unsigned v = unsigned(i) * 2654435761u ^ seed;
-    v ^= v >> 13;
-    v *= 0x5bd1e995u;
-    p[i] = float(v >> 8) / 16777216.f - 0.5f;
-  }
-}
-
-struct Shape {
-  int M, N, K, ws_mib;
-  std::string what;
-};
+#include "xproj_common.h"  // XprojShape, xproj_shapes, xproj_fill, XprojBench; CK, CB
 
 // The column-major problem cuBLAS sees for rows [0, m): C^T [N, m] = op(W) [N, K] x^T [K, m], op(W) = transpose.
 struct LtProblem {
@@ -62,73 +48,30 @@ int attr(const cublasLtMatmulAlgo_t& a, cublasLtMatmulAlgoConfigAttributes_t wha
 }
 
 int main(int argc, char** argv) {
-  std::vector<Shape> shapes = {{1600, 4096, 1024, 4, "LSTM H=1024 B=16"},
+  std::vector<XprojShape> shapes = {{1600, 4096, 1024, 4, "LSTM H=1024 B=16"},
                                {6400, 2048, 512, 32, "LSTM H=512 B=64"},
                                {1600, 3072, 1024, 4, "GRU H=1024 B=16"},
                                {6400, 3072, 1024, 4, "GRU H=1024 B=64"},
                                {6400, 1536, 512, 32, "GRU H=512 B=64"}};
-  if (argc > 1) {
-    shapes.clear();
-    for (int i = 1; i < argc; ++i) {
-      Shape s{};
-      char what[64] = {0};
-      if (std::sscanf(argv[i], "%d:%d:%d:%d:%63s", &s.M, &s.N, &s.K, &s.ws_mib, what) < 4) {
-        std::printf("bad shape '%s' (M:N:K:wsMiB[:name])\n", argv[i]);
-        return 2;
-      }
-      s.what = what[0] ? what : argv[i];
-      shapes.push_back(s);
-    }
-  }
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device %s, %d SMs\n", prop.name, prop.multiProcessorCount);
-  cudaStream_t s1, s2;
-  CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-  CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-  cublasHandle_t h1, h2;
-  CB(cublasCreate(&h1));
-  CB(cublasCreate(&h2));
-  CB(cublasSetStream(h1, s1));
-  CB(cublasSetStream(h2, s2));
+  if (!xproj_shapes(argc, argv, &shapes)) return 2;
+  const XprojBench bench;
+  const cudaStream_t s1 = bench.s1, s2 = bench.s2;
+  const cublasHandle_t h1 = bench.h1, h2 = bench.h2;
+  void* const ws1 = bench.ws1;
+  const cudaDeviceProp& prop = bench.prop;
   cublasLtHandle_t lt = reinterpret_cast<cublasLtHandle_t>(h1);  // a cuBLAS handle is a cuBLASLt handle
-  void *ws1, *ws2, *flush;
-  const size_t flush_bytes = size_t(128) << 20;
-  CK(cudaMalloc(&ws1, size_t(32) << 20));
-  CK(cudaMalloc(&ws2, size_t(32) << 20));
-  CK(cudaMalloc(&flush, flush_bytes));
-  cudaEvent_t ea, eb, fork, join;
-  CK(cudaEventCreate(&ea));
-  CK(cudaEventCreate(&eb));
-  CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-  CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
   const float one = 1.f, zero = 0.f;
-  for (const Shape& s : shapes) {
+  for (const XprojShape& s : shapes) {
     const size_t wsb = size_t(s.ws_mib) << 20;
-    CB(cublasSetWorkspace(h1, ws1, wsb));
-    CB(cublasSetWorkspace(h2, ws2, wsb));
+    bench.set_ws(wsb);
     float *X, *W, *C;
     CK(cudaMalloc(&X, sizeof(float) * s.M * s.K));
     CK(cudaMalloc(&W, sizeof(float) * s.N * s.K));
     CK(cudaMalloc(&C, sizeof(float) * s.M * s.N));
-    fill<<<512, 256>>>(X, size_t(s.M) * s.K, 1u);
-    fill<<<512, 256>>>(W, size_t(s.N) * s.K, 2u);
+    xproj_fill<<<512, 256>>>(X, size_t(s.M) * s.K, 1u);
+    xproj_fill<<<512, 256>>>(W, size_t(s.N) * s.K, 2u);
     CK(cudaDeviceSynchronize());
-    auto time_us = [&](auto body, int reps) {
-      std::vector<float> v;
-      for (int r = 0; r < reps + 2; ++r) {
-        CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, s1));
-        CK(cudaEventRecord(ea, s1));
-        body();
-        CK(cudaEventRecord(eb, s1));
-        CK(cudaEventSynchronize(eb));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, ea, eb));
-        if (r >= 2) v.push_back(ms * 1e3f);
-      }
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
+    auto time_us = [&](auto body, int reps) { return bench.time_us(body, reps, 2); };
     auto dflt = [&](cublasHandle_t h, int r0, int m) {
       if (m <= 0) return;
       CB(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, s.N, m, s.K, &one, W, CUDA_R_32F, s.K, X + size_t(r0) * s.K,
@@ -203,12 +146,10 @@ int main(int argc, char** argv) {
         const int m1 = (k * per / tn) * 64;
         if (m1 <= 0 || m1 >= s.M) continue;
         auto body = [&] {
-          CK(cudaEventRecord(fork, s1));
-          CK(cudaStreamWaitEvent(s2, fork, 0));
+          bench.fork();
           pinned(h1, ws1, 0, m1, nullptr);
           dflt(h2, m1, s.M - m1);
-          CK(cudaEventRecord(join, s2));
-          CK(cudaStreamWaitEvent(s1, join, 0));
+          bench.join();
         };
         const float t = time_us(body, 7);
         std::printf("   split: pinned %d (%d waves of %d tiles) + default %d: %.1f us (%.3fx one call)\n", m1, k, per,

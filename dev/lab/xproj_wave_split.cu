@@ -17,73 +17,29 @@
 #include <string>
 #include <vector>
 
-#include "lab_check.h"  // CK, CB
-
-__global__ void fill(float* p, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    unsigned v = unsigned(i) * 2654435761u ^ seed;
-    v ^= v >> 13;
-    v *= 0x5bd1e995u;
-    p[i] = float(v >> 8) / 16777216.f - 0.5f;
-  }
-}
-
-struct Shape {
-  int M, N, K, ws_mib;
-  std::string what;
-};
+#include "xproj_common.h"  // XprojShape, xproj_shapes, xproj_fill, XprojBench; CK, CB
 
 int main(int argc, char** argv) {
-  std::vector<Shape> shapes = {{1600, 4096, 1024, 4, "LSTM H=1024 B=16"}, {1600, 3072, 1024, 4, "GRU H=1024 B=16"},
+  std::vector<XprojShape> shapes = {{1600, 4096, 1024, 4, "LSTM H=1024 B=16"}, {1600, 3072, 1024, 4, "GRU H=1024 B=16"},
                                {6400, 2048, 512, 32, "LSTM H=512 B=64"},  {6400, 1536, 512, 32, "GRU H=512 B=64"},
                                {6400, 4096, 1024, 4, "LSTM H=1024 B=64"}, {6400, 3072, 1024, 4, "GRU H=1024 B=64"},
                                {1600, 2048, 512, 32, "LSTM H=512 B=16"},  {1600, 1536, 512, 32, "GRU H=512 B=16"},
                                {400, 4096, 1024, 32, "LSTM H=1024 B=4"},  {6400, 1024, 256, 32, "LSTM H=256 B=64"}};
-  if (argc > 1) {
-    shapes.clear();
-    for (int i = 1; i < argc; ++i) {
-      Shape s{};
-      char what[64] = {0};
-      if (std::sscanf(argv[i], "%d:%d:%d:%d:%63s", &s.M, &s.N, &s.K, &s.ws_mib, what) < 4) {
-        std::printf("bad shape '%s' (M:N:K:wsMiB[:name])\n", argv[i]);
-        return 2;
-      }
-      s.what = what[0] ? what : argv[i];
-      shapes.push_back(s);
-    }
-  }
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device %s, %d SMs\n", prop.name, prop.multiProcessorCount);
-  cudaStream_t s1, s2;
-  CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-  CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-  cublasHandle_t h1, h2;
-  CB(cublasCreate(&h1));
-  CB(cublasCreate(&h2));
-  CB(cublasSetStream(h1, s1));
-  CB(cublasSetStream(h2, s2));
-  void *ws1, *ws2, *flush;
-  const size_t flush_bytes = size_t(128) << 20;
-  CK(cudaMalloc(&ws1, size_t(32) << 20));
-  CK(cudaMalloc(&ws2, size_t(32) << 20));
-  CK(cudaMalloc(&flush, flush_bytes));
-  cudaEvent_t ea, eb, fork, join;
-  CK(cudaEventCreate(&ea));
-  CK(cudaEventCreate(&eb));
-  CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-  CK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  if (!xproj_shapes(argc, argv, &shapes)) return 2;
+  const XprojBench bench;
+  const cudaStream_t s1 = bench.s1;
+  const cublasHandle_t h1 = bench.h1, h2 = bench.h2;
+  const cudaDeviceProp& prop = bench.prop;
   const float one = 1.f, zero = 0.f;
-  for (const Shape& s : shapes) {
-    CB(cublasSetWorkspace(h1, ws1, size_t(s.ws_mib) << 20));
-    CB(cublasSetWorkspace(h2, ws2, size_t(s.ws_mib) << 20));
+  for (const XprojShape& s : shapes) {
+    bench.set_ws(size_t(s.ws_mib) << 20);
     float *X, *W, *C, *C0;
     CK(cudaMalloc(&X, sizeof(float) * s.M * s.K));
     CK(cudaMalloc(&W, sizeof(float) * s.N * s.K));
     CK(cudaMalloc(&C, sizeof(float) * s.M * s.N));
     CK(cudaMalloc(&C0, sizeof(float) * s.M * s.N));
-    fill<<<512, 256>>>(X, size_t(s.M) * s.K, 1u);
-    fill<<<512, 256>>>(W, size_t(s.N) * s.K, 2u);
+    xproj_fill<<<512, 256>>>(X, size_t(s.M) * s.K, 1u);
+    xproj_fill<<<512, 256>>>(W, size_t(s.N) * s.K, 2u);
     CK(cudaDeviceSynchronize());
     // rows [r0, r0 + m) on handle h: row-major C = X W^T as column-major C^T = W^T X^T (gemm.cu's operand swap)
     auto gemm = [&](cublasHandle_t h, int r0, int m, float* out) {
@@ -92,22 +48,7 @@ int main(int argc, char** argv) {
                       CUDA_R_32F, s.K, &zero, out + size_t(r0) * s.N, CUDA_R_32F, s.N, CUBLAS_COMPUTE_32F,
                       CUBLAS_GEMM_DEFAULT));
     };
-    // One timed repeat: L2 flushed, then [start] body [end] on s1 (s2 forked from and joined back into s1).
-    auto time_us = [&](auto body, int reps) {
-      std::vector<float> v;
-      for (int r = 0; r < reps + 3; ++r) {
-        CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, s1));
-        CK(cudaEventRecord(ea, s1));
-        body();
-        CK(cudaEventRecord(eb, s1));
-        CK(cudaEventSynchronize(eb));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, ea, eb));
-        if (r >= 3) v.push_back(ms * 1e3f);
-      }
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
+    auto time_us = [&](auto body, int reps) { return bench.time_us(body, reps); };
     const double gflop = 2.0 * s.M * s.N * s.K * 1e-9;
     const float t0 = time_us([&] { gemm(h1, 0, s.M, C0); }, 15);
     std::printf("== %s: M=%d N=%d K=%d ws %d MiB: one call %.1f us (%.1f TFLOP/s); 128x128 tiles %d (%.2f waves)\n",
@@ -132,13 +73,11 @@ int main(int argc, char** argv) {
     for (int m1 : m1s) {
       for (bool rf : {false, true}) {
         auto body = [&] {
-          CK(cudaEventRecord(fork, s1));
-          CK(cudaStreamWaitEvent(s2, fork, 0));
+          bench.fork();
           if (rf) gemm(h2, m1, s.M - m1, C);
           gemm(h1, 0, m1, C);
           if (!rf) gemm(h2, m1, s.M - m1, C);
-          CK(cudaEventRecord(join, s2));
-          CK(cudaStreamWaitEvent(s1, join, 0));
+          bench.join();
         };
         const float t = time_us(body, 9);
         std::printf("   split M1=%d + %d %s: %.1f us (%.3fx one call)\n", m1, s.M - m1, rf ? "rem first" : "main first",
@@ -152,12 +91,10 @@ int main(int argc, char** argv) {
     }
     // The best split's result against the one call's (cuBLAS may pick another kernel for the smaller M).
     {
-      CK(cudaEventRecord(fork, s1));
-      CK(cudaStreamWaitEvent(s2, fork, 0));
+      bench.fork();
       gemm(h1, 0, best_m1, C);
       gemm(h2, best_m1, s.M - best_m1, C);
-      CK(cudaEventRecord(join, s2));
-      CK(cudaStreamWaitEvent(s1, join, 0));
+      bench.join();
       gemm(h1, 0, s.M, C0);
       CK(cudaStreamSynchronize(s1));
       std::vector<float> a(size_t(s.M) * s.N), b(a.size());
