@@ -105,6 +105,36 @@ int main(int argc, char** argv) {
     }
     cublasLtMatmulPreferenceDestroy(pref);
     const float t0 = time_us([&] { dflt(h1, 0, s.M); }, 9);
+    // (0) Every algorithm of cuBLASLt's heuristic list at the full M, timed one call each: how far the default pick
+    // is from the list's best, and which tile / stages / split-K that best has.
+    {
+      LtProblem p(s.M, s.N, s.K);
+      cublasLtMatmulPreference_t pf;
+      CB(cublasLtMatmulPreferenceCreate(&pf));
+      CB(cublasLtMatmulPreferenceSetAttribute(pf, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb, sizeof wsb));
+      cublasLtMatmulHeuristicResult_t res[64] = {};
+      int n = 0;
+      CB(cublasLtMatmulAlgoGetHeuristic(lt, p.op, p.la, p.lb, p.lc, p.lc, pf, 64, res, &n));
+      cublasLtMatmulPreferenceDestroy(pf);
+      float tb = 1e30f;
+      int ib = -1;
+      std::printf("   list at M=%d (%d algorithms; default one call %.1f us): rank:algo/tile/stages/splitK/waves us\n  ",
+                  s.M, n, t0);
+      for (int i = 0; i < n; ++i) {
+        const cublasLtMatmulAlgo_t a = res[i].algo;
+        const float t = time_us(
+            [&] {
+              CB(cublasLtMatmul(lt, p.op, &one, W, p.la, X, p.lb, &zero, C, p.lc, C, p.lc, &a, ws1, wsb, s1));
+            },
+            5);
+        std::printf(" %d:%d/%d/%d/%d/%.2f %.1f", i, attr(a, CUBLASLT_ALGO_CONFIG_ID), attr(a, CUBLASLT_ALGO_CONFIG_TILE_ID),
+                    attr(a, CUBLASLT_ALGO_CONFIG_STAGES_ID), attr(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+                    res[i].wavesCount, t);
+        if (t < tb) tb = t, ib = i;
+      }
+      std::printf("\n   LISTBEST %s: rank %d %.1f us against default %.1f (%.3fx)\n", s.what.c_str(), ib, tb, t0,
+                  t0 / tb);
+    }
     if (!found) {
       std::printf("== %s: no 256x64 split-K-free algorithm in the lists; default one call %.1f us\n", s.what.c_str(),
                   t0);
