@@ -177,6 +177,12 @@ std::vector<PCase> cases() {
     c.pr.dropout_offset = 5;
     v.push_back(c);
   }
+  // float32 rows (T * B) that take the input projection's split over two lanes on a 132-SM GPU (session 44,
+  // persistent_algo.cu xproj_split_for: whole waves of 2 * 132 cuBLAS 256 x 64 tiles on one lane, the rest on
+  // another; K = I >= 512). LSTM H = 256: 4 tiles per 64-row block, 66 blocks a wave, M = 67 blocks (a rest of one
+  // block). GRU H = 512: 6 tiles per block, 44 blocks a wave, M = 66 blocks (a rest of 22 x 6 = 132 tiles).
+  v.push_back(make("lstm_H256_I512_B64_T67_ragged", OPENRNN_CELL_LSTM, 512, 256, 1, false, 67, 64, true));
+  v.push_back(make("gru_H512_I512_B64_T66_ragged", OPENRNN_CELL_GRU, 512, 512, 1, false, 66, 64, true));
   {
     PCase c = make("lstm_H256_B2_clip_no_dhy", OPENRNN_CELL_LSTM, 6, 256, 1, false, 6, 2, false);
     c.pr.cfg.cell_clip = 0.4;

@@ -39,6 +39,8 @@
 #include <string>
 #include <vector>
 
+#include <cublasLt.h>
+
 #include "cuda_backend.h"
 #include "cuda_common.cuh"
 #include "cuda_ops.h"
@@ -74,6 +76,112 @@ using persist_io::prep_blocks;
 using persist_io::PrepArgs;
 using persist_io::PrepDir;
 using persist_io::reserve_init_kernel;
+
+// The strict-float32 input projection's row split (session 44; docs/performance.md, "the input projection in whole
+// waves of a pinned tile (session 44)"). xproj = x W_ih^T is [M = T*B, N = G*H] = [M, K] [N, K]^T; cuBLAS's 256 x 64
+// kernel (256 columns of N by 64 rows of M, no split-K) runs two CTAs per SM, so one wave holds 2 * SMs tiles and its
+// time steps at each whole wave (session 44, run 1: 98 / 177 / 352 us at 128 / 256 / 272+ tiles of M x 4096 x 1024).
+// Where M's tiles would leave the last wave part-empty, cuBLAS's heuristic takes another kernel for the whole product
+// (35-36 TFLOP/s at M = 1600 / 6400 against ~46 in whole waves). Rows [0, M1) then run on that 256 x 64 kernel, pinned
+// through cuBLASLt, in the most whole waves that leave at least one 64-row block; the rest [M1, M) on cuBLAS's default
+// on the aux lane, at the same time. Taken only where the rest is cheap after the waves: one 64-row block, or at least
+// one 256 x 64 tile per SM (a rest that fills the GPU on its own); a rest in between, with a long K, costs more than
+// the waves save (GRU M = 1600 N = 3072 K = 1024: 0.967x; run 1). And only where K >= 512: at LSTM H = 256 B = 64
+// (M = 6400 N = 1024 K = 256, a ~100 us GEMM) the split the lab timed 3.4% faster made the whole call 2.6% slower
+// (run 2). Bitwise repeatable: M1 and both kernels depend on
+// the shape only (and on the cuBLAS version and GPU, as cuBLAS's own choice of kernel does). OPENRNN_XPROJ_SPLIT=0
+// turns it off (developer switch for A/B timing, read once per process).
+// OPENRNN_PERSIST_TRACE=1: one line per distinct split of the input projection (as persistent_choice.cu's lines).
+struct XprojSplit {
+  int m1 = 0;  // 0: one call on cuBLAS's default
+  cublasLtMatmulAlgo_t algo{};
+  size_t ws = 0;  // the pinned kernel's workspace (within the main handle's slice)
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+};
+
+void trace_xproj_split(int M, int N, int K, int m1) {
+  static const bool on = env_switch01("OPENRNN_PERSIST_TRACE") == 1;
+  if (!on) return;
+  static std::mutex mu;
+  static std::set<std::tuple<int, int, int, int>> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!seen.insert(std::make_tuple(M, N, K, m1)).second) return;
+  std::fprintf(stderr,
+               "openrnn PERSISTENT forward: input projection M=%d N=%d K=%d as rows %d (256x64 kernel, whole waves) + "
+               "%d on two lanes\n",
+               M, N, K, m1, M - m1);
+}
+
+// The split for [M, N, K] with ws_bytes of workspace per handle on a GPU of `sms` SMs; the returned object lives for
+// the process (its cuBLASLt descriptors are only read by cublasLtMatmul).
+const XprojSplit& xproj_split_for(cublasHandle_t h, int M, int N, int K, size_t ws_bytes, int sms) {
+  static const XprojSplit none;
+  static const bool off = env_switch01("OPENRNN_XPROJ_SPLIT") == 0;
+  if (off || M < 128 || N < 256 || K < 512 || sms <= 0) return none;
+  // Whole waves of 2 * sms tiles, tn tiles per 64-row block: the most waves k whose blocks leave a rest.
+  const long long tn = (N + 255) / 256, blocks = (M + 63) / 64, per_wave = 2LL * sms;
+  long long g1 = 0;
+  for (long long k = 1; (k * per_wave) / tn < blocks; ++k) g1 = (k * per_wave) / tn;
+  if (g1 <= 0) return none;
+  const long long rest_blocks = blocks - g1;
+  if (!(rest_blocks == 1 || rest_blocks * tn >= sms)) return none;
+  const int m1 = static_cast<int>(g1 * 64);
+  static std::mutex mu;
+  static std::map<std::tuple<int, int, int, size_t, int>, XprojSplit> cache;  // (M, N, K, ws, SMs) -> split
+  std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_tuple(M, N, K, ws_bytes, sms);
+  const auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  XprojSplit& sp = cache[key];
+  // The column-major problem cuBLAS sees for rows [0, m1) (gemm.cu): C^T [N, m1] = op(W) [N, K] x^T [K, m1],
+  // op(W) = transpose.
+  cublasLtMatmulPreference_t pref = nullptr;
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  bool ok = cublasLtMatmulDescCreate(&sp.op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulDescSetAttribute(sp.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulDescSetAttribute(sp.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatrixLayoutCreate(&sp.la, CUDA_R_32F, K, N, K) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatrixLayoutCreate(&sp.lb, CUDA_R_32F, K, m1, K) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatrixLayoutCreate(&sp.lc, CUDA_R_32F, N, m1, N) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
+            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                                 sizeof ws_bytes) == CUBLAS_STATUS_SUCCESS;
+  bool found = false;
+  if (ok) {
+    constexpr int kWant = 32;
+    cublasLtMatmulHeuristicResult_t res[kWant] = {};
+    int n = 0;
+    // A cuBLAS handle is a cuBLASLt handle (cuBLAS's documentation).
+    if (cublasLtMatmulAlgoGetHeuristic(reinterpret_cast<cublasLtHandle_t>(h), sp.op, sp.la, sp.lb, sp.lc, sp.lc, pref,
+                                       kWant, res, &n) == CUBLAS_STATUS_SUCCESS) {
+      for (int i = 0; i < n && !found; ++i) {
+        int tile = -1, splitk = -1;
+        size_t w = 0;
+        if (res[i].state != CUBLAS_STATUS_SUCCESS || res[i].workspaceSize > ws_bytes) continue;
+        cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
+        cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
+        if (tile == CUBLASLT_MATMUL_TILE_256x64 && splitk == 1) {
+          sp.algo = res[i].algo;
+          sp.ws = res[i].workspaceSize;
+          found = true;
+        }
+      }
+    }
+  }
+  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+  if (found) {
+    sp.m1 = m1;
+  } else {  // no such kernel here: one call on the default (sp.m1 = 0); the descriptors are not needed
+    if (sp.lc) cublasLtMatrixLayoutDestroy(sp.lc);
+    if (sp.lb) cublasLtMatrixLayoutDestroy(sp.lb);
+    if (sp.la) cublasLtMatrixLayoutDestroy(sp.la);
+    if (sp.op) cublasLtMatmulDescDestroy(sp.op);
+    sp.op = nullptr;
+    sp.la = sp.lb = sp.lc = nullptr;
+  }
+  return sp;
+}
 
 // STANDARD's backward_data with each layer's recurrence run by the chosen persistent backward kernel.
 
@@ -281,7 +389,26 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
     }
     for (int d = 0; d < D && xprod == 0; ++d) {
       const size_t o_ih = rnn.weights.offset(l, d, OPENRNN_WEIGHT_IH, D);
-      if (H == Hc) {
+      // Strict float32, one direction: rows [0, m1) on the pinned 256 x 64 kernel in whole waves and [m1, TB) on
+      // cuBLAS's default on the aux lane, where that pays (xproj_split_for).
+      const XprojSplit& sp =
+          std::is_same<T, float>::value && g.compute == CUBLAS_COMPUTE_32F && D == 1 && H == Hc
+              ? xproj_split_for(ctx.blas, static_cast<int>(TB), G * H, Il, s.blas_ws, ctx.props.multiProcessorCount)
+              : XprojSplit{};
+      if (sp.m1 > 0) {
+        const int m1 = sp.m1;
+        trace_xproj_split(static_cast<int>(TB), G * H, Il, m1);
+        ctx.fork(2);
+        const float one = 1.f, zero = 0.f;
+        // The main handle's workspace slice is the first s.blas_ws bytes of the workspace (bind_blas_workspace).
+        OPENRNN_CUBLAS_CHECK(cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(ctx.blas), sp.op, &one, w + o_ih, sp.la,
+                                            in, sp.lb, &zero, f32(s.xproj[d]), sp.lc, f32(s.xproj[d]), sp.lc,
+                                            &sp.algo, a.workspace, sp.ws, ctx.stream));
+        gemm_rm(ctx.lane_blas(1), g, false, true, static_cast<int>(TB) - m1, G * H, Il, 1.0,
+                in + static_cast<size_t>(m1) * Il, Il, w + o_ih, Il, 0.0,
+                f32(s.xproj[d]) + static_cast<size_t>(m1) * G * H, CUDA_R_32F, G * H);
+        ctx.join(2);
+      } else if (H == Hc) {
         gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), G * H, Il, 1.0, in, Il, w + o_ih, Il, 0.0,
                 f32(s.xproj[d]), CUDA_R_32F, G * H);
       } else {  // gate gg -> columns [gg*Hc, gg*Hc + H) of [TB, G*Hc]; the padded columns are never read
