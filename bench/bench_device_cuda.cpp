@@ -34,6 +34,12 @@ class CudaDevice final : public Device {
     // Twice the L2 size: writing it evicts every line a previous repeat left behind.
     flush_bytes_ = size_t(prop_.l2CacheSize > 0 ? prop_.l2CacheSize : (64 << 20)) * 2;
     cuda_check(cudaMalloc(&flush_, flush_bytes_), "cudaMalloc (L2 flush buffer)");
+    // OPENRNN_BENCH_PAD_MIB=n (developer switch, session 44): n MiB allocated here and held for the process, so that
+    // every later buffer lands at other device addresses (for timings that depend on where the buffers are).
+    if (const char* c = std::getenv("OPENRNN_BENCH_PAD_MIB")) {
+      const long mib = std::strtol(c, nullptr, 10);
+      if (mib > 0 && mib <= 65536) cuda_check(cudaMalloc(&pad_, size_t(mib) << 20), "cudaMalloc (address pad)");
+    }
     // OPENRNN_BENCH_CACHE_CONFIG=l1|shared|equal (developer switch, docs/performance.md session 30): the context's
     // cache preference (cudaDeviceSetCacheConfig) for kernels that set none of their own.
     if (const char* c = std::getenv("OPENRNN_BENCH_CACHE_CONFIG")) {
@@ -47,6 +53,7 @@ class CudaDevice final : public Device {
   }
   ~CudaDevice() override {
     cudaFree(flush_);
+    if (pad_) cudaFree(pad_);
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
     cudaStreamDestroy(stream_);
@@ -141,6 +148,7 @@ class CudaDevice final : public Device {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   void* flush_ = nullptr;
+  void* pad_ = nullptr;  // OPENRNN_BENCH_PAD_MIB
   size_t flush_bytes_ = 0;
 };
 
