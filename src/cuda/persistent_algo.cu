@@ -486,13 +486,17 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
     }
     layer_prep_kernel<T><<<dim3(prep_blocks(prep.n), D), 256, 0, st>>>(prep);
     OPENRNN_LAUNCH_CHECK("layer_prep_kernel");
-    // The programmatic dependent launch where the forward kernel's grid fills at most half the SMs. Above:
-    // v10 LSTM float16 H = 1024 B = 16 (128 CTAs) ran 3.80-4.14 µs/step with it against 3.64-3.77 without (H100,
-    // session 19 run 8); every smaller grid measured was as fast or faster with it (v6 float32 H = 256 B = 1: 1.16 ->
-    // 1.13; v9 float16 H = 512 B = 16: 1.79-1.91 -> 1.77-1.78).
+    // The programmatic dependent launch after the prep kernel, for every grid of at most one CTA per SM (session 44,
+    // run 10, H100: up to 128 CTAs measured; before, at most half the SMs). Grids of 96-112 CTAs gain with it (v9
+    // 16-bit H = 256 B = 64, 104 CTAs: -2.2 to -2.8%; H = 512 B = 16, 96 CTAs: -0.6 to -1.4%), 128-CTA v10 grids move
+    // within +-0.5%. (Session 19 had measured v10 LSTM float16 H = 1024 B = 16, 128 CTAs, slower with it: 3.80-4.14
+    // µs/step against 3.64-3.77; run 10 measured 3.344 against 3.354.)
     const long long ctas = static_cast<long long>(ch.plan.C) * ch.plan.groups * D;
     // Training too (session 20), except with the projection, whose reserve initialisation runs between the two.
-    const bool use_pdl = pdl && !(training && proj) && ctas <= ctx.props.multiProcessorCount / 2;
+    // OPENRNN_PERSIST_PDL_MAX_CTAS=n (developer switch, session 44, read once): the grid limit, in place of the SMs.
+    static const int pdl_max = env_int("OPENRNN_PERSIST_PDL_MAX_CTAS");
+    const bool use_pdl =
+        pdl && !(training && proj) && ctas <= (pdl_max > 0 ? pdl_max : ctx.props.multiProcessorCount);
     la.prep = persist::kPrepFlags | (hg_words ? persist::kPrepHg : 0u) | (use_pdl ? persist::kPrepPdl : 0u);
     if (training && proj)
       for (int d = 0; d < D; ++d) {  // the kernel's float32 state slots (unread) and the cell slots; proj_post_kernel
