@@ -88,9 +88,9 @@ using persist_io::reserve_init_kernel;
 // one 256 x 64 tile per SM (a rest that fills the GPU on its own); a rest in between, with a long K, costs more than
 // the waves save (GRU M = 1600 N = 3072 K = 1024: 0.967x; run 1). And only where K >= 512: at LSTM H = 256 B = 64
 // (M = 6400 N = 1024 K = 256, a ~100 us GEMM) the split the lab timed 3.4% faster made the whole call 2.6% slower
-// (run 2). Bitwise repeatable: M1 and both kernels depend on
-// the shape only (and on the cuBLAS version and GPU, as cuBLAS's own choice of kernel does). OPENRNN_XPROJ_SPLIT=0
-// turns it off (developer switch for A/B timing, read once per process).
+// (run 2). Bitwise repeatable: M1 and both kernels depend on the shape only (and on the cuBLAS version and GPU, as
+// cuBLAS's own choice of kernel does). OPENRNN_XPROJ_SPLIT=0 turns it off (developer switch for A/B timing, read once
+// per process).
 // OPENRNN_PERSIST_TRACE=1: one line per distinct split of the input projection (as persistent_choice.cu's lines).
 struct XprojSplit {
   int m1 = 0;  // 0: one call on cuBLAS's default
@@ -113,9 +113,9 @@ void trace_xproj_split(int M, int N, int K, int m1) {
                M, N, K, m1, M - m1);
 }
 
-// The split for [M, N, K] with ws_bytes of workspace per handle on a GPU of `sms` SMs; the returned object lives for
-// the process (its cuBLASLt descriptors are only read by cublasLtMatmul).
-const XprojSplit& xproj_split_for(cublasHandle_t h, int M, int N, int K, size_t ws_bytes, int sms) {
+// The split for [M, N, K] with ws_bytes of workspace per handle on device `dev` of `sms` SMs; the returned object
+// lives for the process (its cuBLASLt descriptors are only read by cublasLtMatmul).
+const XprojSplit& xproj_split_for(cublasHandle_t h, int dev, int M, int N, int K, size_t ws_bytes, int sms) {
   static const XprojSplit none;
   static const bool off = env_switch01("OPENRNN_XPROJ_SPLIT") == 0;
   if (off || M < 128 || N < 256 || K < 512 || sms <= 0) return none;
@@ -128,9 +128,9 @@ const XprojSplit& xproj_split_for(cublasHandle_t h, int M, int N, int K, size_t 
   if (!(rest_blocks == 1 || rest_blocks * tn >= sms)) return none;
   const int m1 = static_cast<int>(g1 * 64);
   static std::mutex mu;
-  static std::map<std::tuple<int, int, int, size_t, int>, XprojSplit> cache;  // (M, N, K, ws, SMs) -> split
+  static std::map<std::tuple<int, int, int, int, size_t>, XprojSplit> cache;  // (device, M, N, K, ws) -> split
   std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_tuple(M, N, K, ws_bytes, sms);
+  const auto key = std::make_tuple(dev, M, N, K, ws_bytes);
   const auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   XprojSplit& sp = cache[key];
@@ -138,15 +138,16 @@ const XprojSplit& xproj_split_for(cublasHandle_t h, int M, int N, int K, size_t 
   // op(W) = transpose.
   cublasLtMatmulPreference_t pref = nullptr;
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  bool ok = cublasLtMatmulDescCreate(&sp.op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatmulDescSetAttribute(sp.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatmulDescSetAttribute(sp.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatrixLayoutCreate(&sp.la, CUDA_R_32F, K, N, K) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatrixLayoutCreate(&sp.lb, CUDA_R_32F, K, m1, K) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatrixLayoutCreate(&sp.lc, CUDA_R_32F, N, m1, N) == CUBLAS_STATUS_SUCCESS &&
-            cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS &&
+  constexpr cublasStatus_t kOk = CUBLAS_STATUS_SUCCESS;
+  bool ok = cublasLtMatmulDescCreate(&sp.op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == kOk &&
+            cublasLtMatmulDescSetAttribute(sp.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == kOk &&
+            cublasLtMatmulDescSetAttribute(sp.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == kOk &&
+            cublasLtMatrixLayoutCreate(&sp.la, CUDA_R_32F, K, N, K) == kOk &&
+            cublasLtMatrixLayoutCreate(&sp.lb, CUDA_R_32F, K, m1, K) == kOk &&
+            cublasLtMatrixLayoutCreate(&sp.lc, CUDA_R_32F, N, m1, N) == kOk &&
+            cublasLtMatmulPreferenceCreate(&pref) == kOk &&
             cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                                 sizeof ws_bytes) == CUBLAS_STATUS_SUCCESS;
+                                                 sizeof ws_bytes) == kOk;
   bool found = false;
   if (ok) {
     constexpr int kWant = 32;
@@ -393,7 +394,8 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
       // cuBLAS's default on the aux lane, where that pays (xproj_split_for).
       const XprojSplit& sp =
           std::is_same<T, float>::value && g.compute == CUBLAS_COMPUTE_32F && D == 1 && H == Hc
-              ? xproj_split_for(ctx.blas, static_cast<int>(TB), G * H, Il, s.blas_ws, ctx.props.multiProcessorCount)
+              ? xproj_split_for(ctx.blas, ctx.device, static_cast<int>(TB), G * H, Il, s.blas_ws,
+                                ctx.props.multiProcessorCount)
               : XprojSplit{};
       if (sp.m1 > 0) {
         const int m1 = sp.m1;
