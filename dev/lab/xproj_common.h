@@ -46,6 +46,26 @@ __global__ void xproj_fill(float* p, size_t n, unsigned seed) {
   }
 }
 
+// The operands of one shape, allocated and filled (X seed 1, W seed 2; C unfilled), freed at scope exit.
+struct XprojOperands {
+  float *X = nullptr, *W = nullptr, *C = nullptr;
+  explicit XprojOperands(const XprojShape& s) {
+    CK(cudaMalloc(&X, sizeof(float) * s.M * s.K));
+    CK(cudaMalloc(&W, sizeof(float) * s.N * s.K));
+    CK(cudaMalloc(&C, sizeof(float) * s.M * s.N));
+    xproj_fill<<<512, 256>>>(X, size_t(s.M) * s.K, 1u);
+    xproj_fill<<<512, 256>>>(W, size_t(s.N) * s.K, 2u);
+    CK(cudaDeviceSynchronize());
+  }
+  ~XprojOperands() {
+    cudaFree(C);
+    cudaFree(W);
+    cudaFree(X);
+  }
+  XprojOperands(const XprojOperands&) = delete;
+  XprojOperands& operator=(const XprojOperands&) = delete;
+};
+
 // Two non-blocking streams s1 / s2 with handles h1 / h2 (32 MiB of workspace each; set_ws picks how much of it cuBLAS
 // may use), fork / join events, and the L2 flush.
 struct XprojBench {

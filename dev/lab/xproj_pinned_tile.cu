@@ -64,13 +64,8 @@ int main(int argc, char** argv) {
   for (const XprojShape& s : shapes) {
     const size_t wsb = size_t(s.ws_mib) << 20;
     bench.set_ws(wsb);
-    float *X, *W, *C;
-    CK(cudaMalloc(&X, sizeof(float) * s.M * s.K));
-    CK(cudaMalloc(&W, sizeof(float) * s.N * s.K));
-    CK(cudaMalloc(&C, sizeof(float) * s.M * s.N));
-    xproj_fill<<<512, 256>>>(X, size_t(s.M) * s.K, 1u);
-    xproj_fill<<<512, 256>>>(W, size_t(s.N) * s.K, 2u);
-    CK(cudaDeviceSynchronize());
+    const XprojOperands ops(s);  // freed at the end of the iteration, also on `continue`
+    float *const X = ops.X, *const W = ops.W, *const C = ops.C;
     auto time_us = [&](auto body, int reps) { return bench.time_us(body, reps, 2); };
     auto dflt = [&](cublasHandle_t h, int r0, int m) {
       if (m <= 0) return;
@@ -192,9 +187,6 @@ int main(int argc, char** argv) {
     }
     std::printf("   BEST %s: pinned %d + default %d: %.1f us against %.1f (%.3fx)\n", s.what.c_str(), best_m1,
                 s.M - best_m1, best, t0, t0 / best);
-    CK(cudaFree(X));
-    CK(cudaFree(W));
-    CK(cudaFree(C));
   }
   return 0;
 }

@@ -33,14 +33,10 @@ int main(int argc, char** argv) {
   const float one = 1.f, zero = 0.f;
   for (const XprojShape& s : shapes) {
     bench.set_ws(size_t(s.ws_mib) << 20);
-    float *X, *W, *C, *C0;
-    CK(cudaMalloc(&X, sizeof(float) * s.M * s.K));
-    CK(cudaMalloc(&W, sizeof(float) * s.N * s.K));
-    CK(cudaMalloc(&C, sizeof(float) * s.M * s.N));
+    const XprojOperands ops(s);
+    float *const X = ops.X, *const W = ops.W, *const C = ops.C;
+    float* C0 = nullptr;  // the one-call result the splits are compared with
     CK(cudaMalloc(&C0, sizeof(float) * s.M * s.N));
-    xproj_fill<<<512, 256>>>(X, size_t(s.M) * s.K, 1u);
-    xproj_fill<<<512, 256>>>(W, size_t(s.N) * s.K, 2u);
-    CK(cudaDeviceSynchronize());
     // rows [r0, r0 + m) on handle h: row-major C = X W^T as column-major C^T = W^T X^T (gemm.cu's operand swap)
     auto gemm = [&](cublasHandle_t h, int r0, int m, float* out) {
       if (m <= 0) return;
@@ -111,9 +107,6 @@ int main(int argc, char** argv) {
                   "(max rel %.2e)\n",
                   s.what.c_str(), best_m1, best_rf ? "rem first" : "main first", best, t0, t0 / best, diff, md);
     }
-    CK(cudaFree(X));
-    CK(cudaFree(W));
-    CK(cudaFree(C));
     CK(cudaFree(C0));
   }
   return 0;
