@@ -8,7 +8,6 @@
 
 #include "cuda_backend.h"
 #include "cuda_common.cuh"
-#include "standard_plan.h"  // env_int
 
 namespace openrnn {
 namespace cuda {
@@ -76,8 +75,6 @@ void Context::bind_blas_workspace(void* workspace, size_t ws) const {
 
 namespace {
 
-__global__ void touch_kernel() {}  // OPENRNN_DEV_TOUCH_LANES=2
-
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(int ordinal) {
@@ -110,55 +107,10 @@ class CudaBackend final : public Backend {
         OPENRNN_CUBLAS_CHECK(cublasSetAtomicsMode(h, CUBLAS_ATOMICS_NOT_ALLOWED));
       }
       algos_ = make_algos();
-      touch_lanes();
     } catch (...) {
       release();
       throw;
     }
-  }
-
-  // OPENRNN_DEV_TOUCH_LANES (developer switch, session 44; docs/performance.md, "STANDARD's 16-bit B = 64 H = 1024
-  // steps depend on the process's history"): work on the aux lanes at handle creation, to find which first use puts
-  // later calls in the slow state. 1: an event recorded on lane 1 and waited for on lane 2 (no kernel); 2: an empty
-  // kernel on lane 1; 3: a cuBLAS call on lane 1's handle (a 1 x 1 x 1 GEMM); 4: a CUDA graph captured on lane 1 with
-  // a fork to lane 2 and back (an empty kernel on each), instantiated, launched once and destroyed. Unset: nothing.
-  // (Session 44, run 10: 1-3 leave later calls fast.)
-  void touch_lanes() {
-    const int mode = env_int("OPENRNN_DEV_TOUCH_LANES");
-    if (mode <= 0) return;
-    if (mode == 1) {
-      OPENRNN_CUDA_CHECK(cudaEventRecord(ctx_.events[0], ctx_.aux[0]));
-      OPENRNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.aux[1], ctx_.events[0], 0));
-    } else if (mode == 2) {
-      touch_kernel<<<1, 32, 0, ctx_.aux[0]>>>();
-      OPENRNN_LAUNCH_CHECK("touch_kernel");
-    } else if (mode == 3) {
-      float* d = nullptr;
-      OPENRNN_CUDA_CHECK(cudaMalloc(&d, 3 * sizeof(float)));
-      const float one = 1.f, zero = 0.f;
-      OPENRNN_CUBLAS_CHECK(cublasSetStream(ctx_.aux_blas[0], ctx_.aux[0]));
-      OPENRNN_CUBLAS_CHECK(cublasSgemm(ctx_.aux_blas[0], CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &one, d, 1, d + 1, 1, &zero,
-                                       d + 2, 1));
-      OPENRNN_CUDA_CHECK(cudaStreamSynchronize(ctx_.aux[0]));
-      OPENRNN_CUDA_CHECK(cudaFree(d));
-    } else if (mode == 4) {
-      cudaGraph_t graph = nullptr;
-      cudaGraphExec_t exec = nullptr;
-      OPENRNN_CUDA_CHECK(cudaStreamBeginCapture(ctx_.aux[0], cudaStreamCaptureModeThreadLocal));
-      OPENRNN_CUDA_CHECK(cudaEventRecord(ctx_.events[0], ctx_.aux[0]));
-      OPENRNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.aux[1], ctx_.events[0], 0));
-      touch_kernel<<<1, 32, 0, ctx_.aux[0]>>>();
-      touch_kernel<<<1, 32, 0, ctx_.aux[1]>>>();
-      OPENRNN_CUDA_CHECK(cudaEventRecord(ctx_.events[1], ctx_.aux[1]));
-      OPENRNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.aux[0], ctx_.events[1], 0));
-      OPENRNN_CUDA_CHECK(cudaStreamEndCapture(ctx_.aux[0], &graph));
-      OPENRNN_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-      OPENRNN_CUDA_CHECK(cudaGraphLaunch(exec, ctx_.aux[0]));
-      OPENRNN_CUDA_CHECK(cudaStreamSynchronize(ctx_.aux[0]));
-      OPENRNN_CUDA_CHECK(cudaGraphExecDestroy(exec));
-      OPENRNN_CUDA_CHECK(cudaGraphDestroy(graph));
-    }
-    OPENRNN_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   ~CudaBackend() override {
