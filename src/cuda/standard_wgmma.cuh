@@ -552,22 +552,24 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 // 10.08). So cuBLAS takes B <= 96 (LSTM) / B <= 128 (GRU) there; B = 256 keeps this kernel (LSTM 17.31 vs 18.51, GRU
 // 15.45 vs 15.50). bfloat16 follows float16 alone (run 5, B = 64 LSTM 10.08-10.12 -> 9.53, GRU 8.78 -> 8.12), but
 // LSTM at B = 64 beside cuDNN read 10.28 (run 4) against session 33's 10.19 with this kernel.
-// Session 45 (runs 13-14, H100, float16 / bfloat16, one row per process beside cuDNN STANDARD, graph, µs/step, the
-// rule's path -> this kernel) added two regions:
-// - Where the CUDA-core fused step ran (B * H < 8192) at H = 128-384, measured at H = 256 B = 4-24 and H = 128 / 384
-//   B = 16: inference -5% to -29% (LSTM float16 H = 256 B = 8 4.64 -> 3.29, GRU H = 384 B = 16 5.76 -> 4.18),
-//   training -6% to -17%. B = 1-3 and H = 512 not measured: the fused step stays there.
+// Session 45 (runs 13-14 and 16, H100, float16 / bfloat16, beside cuDNN STANDARD, graph, µs/step, the rule's path ->
+// this kernel) added three regions:
+// - Where the CUDA-core fused step ran (B * H < 8192, H <= 512), measured at H = 64-512 and B = 1-64: inference -6% to
+//   -36% (LSTM float16 H = 256 B = 8 4.64 -> 3.29, GRU H = 384 B = 16 5.76 -> 4.18, H = 512 B = 15 6.30 -> 4.61),
+//   training -6% to -22% (one row of 48 +0.5%: LSTM float16 H = 64 B = 64). H < 64 not measured.
 // - GRU at H = 256 from B * H = 49152 (B = 192-512, over mma.sync and over cuBLAS + pointwise): inference -9% to -15%
-//   (B = 256 6.38 -> 5.66), training -2% to -10%. LSTM at B = 256 lost (+5% inference), and both cells at B = 32-128
-//   (mma.sync's region) lost 6-71%.
+//   (B = 256 6.38 -> 5.66), training -2% to -10%.
+// - LSTM at H = 256 from B * H = 131072 (B = 512, over cuBLAS + pointwise): inference -20% / -21%, training -11% /
+//   -12%. LSTM lost at B = 256 (+5% inference) and was even at B = 192 (-0.6% / +5.0%).
+// Both cells lost 6-71% at B = 32-128 (mma.sync's region at H = 256).
 inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor, bool mma_rule) {
   if (!wgmma_step_applies(d, dt, cc_major, cc_minor)) return false;
   const int o = wgmma_override();
   if (o >= 0) return o == 1;
   if (!(d.lstm || d.gru_lbr)) return false;  // RNN: not measured, not taken
   const long long bh = static_cast<long long>(d.B) * d.H;
-  if (d.H >= 128 && d.H <= 384 && d.B >= 4 && bh < 8192) return true;
-  if (d.gru_lbr && d.H == 256 && bh >= 49152) return true;
+  if (d.H >= 64 && d.H <= 512 && bh < 8192) return true;  // the CUDA-core fused step's 16-bit region
+  if (d.H == 256 && bh >= (d.gru_lbr ? 49152 : 131072)) return true;
   if (mma_rule || d.H < 384 || d.H > 1024) return false;
   if (d.H <= 512) return bh > 65536;
   if (bh >= 65536) return d.B > (d.lstm ? 96 : 128);
