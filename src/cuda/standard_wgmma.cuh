@@ -554,9 +554,10 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 // LSTM at B = 64 beside cuDNN read 10.28 (run 4) against session 33's 10.19 with this kernel.
 // Session 45 (runs 13-14 and 16, H100, float16 / bfloat16, beside cuDNN STANDARD, graph, µs/step, the rule's path ->
 // this kernel) added three regions:
-// - Where the CUDA-core fused step ran (B * H < 8192, H <= 512), measured at H = 64-512 and B = 1-64: inference -6% to
-//   -36% (LSTM float16 H = 256 B = 8 4.64 -> 3.29, GRU H = 384 B = 16 5.76 -> 4.18, H = 512 B = 15 6.30 -> 4.61),
-//   training -6% to -22% (one row of 48 +0.5%: LSTM float16 H = 64 B = 64). H < 64 not measured.
+// - Below B * H = 8192 at H = 64-512 (the CUDA-core fused step ran there up to B = 16, cuBLAS + pointwise above B = 16),
+//   measured at H = 64-512 and B = 1-64: inference -6% to -36% (LSTM float16 H = 256 B = 8 4.64 -> 3.29, GRU H = 384
+//   B = 16 5.76 -> 4.18, H = 512 B = 15 6.30 -> 4.61; over cuBLAS: H = 256 B = 20-24 -20% to -22%), training -6% to
+//   -22% (one row of 48 +0.5%: LSTM float16 H = 64 B = 64). H < 64 not measured.
 // - GRU at H = 256 from B * H = 49152 (B = 192-512, over mma.sync and over cuBLAS + pointwise): inference -9% to -15%
 //   (B = 256 6.38 -> 5.66), training -2% to -10%.
 // - LSTM at H = 256 from B * H = 131072 (B = 512, over cuBLAS + pointwise): inference -20% / -21%, training -11% /
@@ -568,7 +569,7 @@ inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major,
   if (o >= 0) return o == 1;
   if (!(d.lstm || d.gru_lbr)) return false;  // RNN: not measured, not taken
   const long long bh = static_cast<long long>(d.B) * d.H;
-  if (d.H >= 64 && d.H <= 512 && bh < 8192) return true;  // the CUDA-core fused step's 16-bit region
+  if (d.H >= 64 && d.H <= 512 && bh < 8192) return true;  // the fused step (B <= 16) and cuBLAS (B > 16) below
   if (d.H == 256 && bh >= (d.gru_lbr ? 49152 : 131072)) return true;
   if (mma_rule || d.H < 384 || d.H > 1024) return false;
   if (d.H <= 512) return bh > 65536;
