@@ -5,6 +5,7 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "bench_device.h"
@@ -136,6 +137,13 @@ class CudaDevice final : public Device {
       throw;
     }
     cuda_check(cudaStreamEndCapture(stream_, &g), "cudaStreamEndCapture (the call could not be captured)");
+    // OPENRNN_BENCH_GRAPH_DOT=prefix (developer switch, session 46): each captured graph written as prefixN.dot with
+    // every node's parameters and attributes (cudaGraphDebugDotPrint, verbose), N counting the process's captures;
+    // for comparing what two processes captured for the same row.
+    if (const char* dot = std::getenv("OPENRNN_BENCH_GRAPH_DOT")) {
+      const std::string path = std::string(dot) + std::to_string(captures_++) + ".dot";
+      cuda_check(cudaGraphDebugDotPrint(g, path.c_str(), cudaGraphDebugDotFlagsVerbose), "cudaGraphDebugDotPrint");
+    }
     cudaGraphExec_t exec = nullptr;
     const cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
     cudaGraphDestroy(g);
@@ -149,6 +157,7 @@ class CudaDevice final : public Device {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   void* flush_ = nullptr;
   void* pad_ = nullptr;  // OPENRNN_BENCH_PAD_MIB
+  int captures_ = 0;      // OPENRNN_BENCH_GRAPH_DOT
   size_t flush_bytes_ = 0;
 };
 
