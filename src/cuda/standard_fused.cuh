@@ -356,8 +356,8 @@ inline bool use_wide_fwd(const StdDims& d, openrnn_data_type dt) {
 // float32 B=64: fused loses (25.1 vs 20.6, 75 vs 44). float16/bfloat16 B=16 H=512: 8.4 vs 12.9 (training 24.3 vs
 // 25.8); H=1024 or B=64: cuBLAS on tensor cores wins (12.8 vs 20.9 at B=16 H=1024). Since session 45 the 16-bit
 // Hopper step (standard_wgmma.cuh, use_wgmma_step) takes 16-bit LSTM / GRU at H = 64-512 below B * H = 8192 (all of
-// this rule's 16-bit region there but H = 512 B = 16, which mma.sync takes), and the step loop checks it first: the
-// fused step still runs 16-bit RNN cells, H % 8 != 0, unaligned operands and H < 64.
+// this rule's 16-bit region there but H = 512 B = 16, which mma.sync takes; H = 16-48 too since session 46), and the
+// step loop checks it first: the fused step still runs 16-bit RNN cells, H % 8 != 0, unaligned operands and H < 16.
 inline bool fused_rule(const StdDims& d, openrnn_data_type dt) {
   const int o = fused_override();
   if (o >= 0) return o == 1;

@@ -557,20 +557,29 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 // - Below B * H = 8192 at H = 64-512 (the CUDA-core fused step ran there up to B = 16, cuBLAS + pointwise above B = 16),
 //   measured at H = 64-512 and B = 1-64: inference -6% to -36% (LSTM float16 H = 256 B = 8 4.64 -> 3.29, GRU H = 384
 //   B = 16 5.76 -> 4.18, H = 512 B = 15 6.30 -> 4.61; over cuBLAS: H = 256 B = 20-24 -20% to -22%), training -6% to
-//   -22% (one row of 48 +0.5%: LSTM float16 H = 64 B = 64). H < 64 not measured.
+//   -22% (one row of 48 +0.5%: LSTM float16 H = 64 B = 64). H < 64: session 46, below.
 // - GRU at H = 256 from B * H = 49152 (B = 192-512, over mma.sync and over cuBLAS + pointwise): inference -9% to -15%
 //   (B = 256 6.38 -> 5.66), training -2% to -10%.
 // - LSTM at H = 256 from B * H = 131072 (B = 512, over cuBLAS + pointwise): inference -20% / -21%, training -11% /
 //   -12%. LSTM lost at B = 256 (+5% inference) and was even at B = 192 (-0.6% / +5.0%).
 // Both cells lost 6-71% at B = 32-128 (mma.sync's region at H = 256).
+// Session 46 (run 5, H100, float16, beside cuDNN STANDARD, graph, best of two alternating processes, µs/step, the
+// rule's path -> this kernel) added two more:
+// - H = 16-48, below B * H = 8192 as at H >= 64: inference -10% to -30% (LSTM H = 48 B = 1 3.67 -> 2.58, GRU H = 16
+//   B = 256 4.99 -> 4.10), training -5% to -17%. At B * H >= 8192 (H = 32 / 48 B = 256) mma.sync keeps the step: this
+//   kernel took +66% to +104% there.
+// - H = 384-512 from B = 96 (mma.sync's region up to B * H = 65536): inference -0.4% to -19% (GRU H = 512 B = 128
+//   8.17 -> 6.64, LSTM H = 384 B = 96 6.39 -> 6.37), training -0.7% to -9%. At B = 24-64 it lost 2-53%.
+// RNN cells stay off it: it lost at every point measured (H = 64-512, B = 1-128, +3% to +197%).
 inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor, bool mma_rule) {
   if (!wgmma_step_applies(d, dt, cc_major, cc_minor)) return false;
   const int o = wgmma_override();
   if (o >= 0) return o == 1;
-  if (!(d.lstm || d.gru_lbr)) return false;  // RNN: not measured, not taken
+  if (!(d.lstm || d.gru_lbr)) return false;  // RNN: slower at every point measured (session 46)
   const long long bh = static_cast<long long>(d.B) * d.H;
-  if (d.H >= 64 && d.H <= 512 && bh < 8192) return true;  // the fused step (B <= 16) and cuBLAS (B > 16) below
+  if (d.H >= 16 && d.H <= 512 && bh < 8192) return true;  // the fused step (B <= 16) and cuBLAS (B > 16) below
   if (d.H == 256 && bh >= (d.gru_lbr ? 49152 : 131072)) return true;
+  if (d.H >= 384 && d.H <= 512 && d.B >= 96) return true;  // over mma.sync up to B * H = 65536, as above beyond
   if (mma_rule || d.H < 384 || d.H > 1024) return false;
   if (d.H <= 512) return bh > 65536;
   if (bh >= 65536) return d.B > (d.lstm ? 96 : 128);
