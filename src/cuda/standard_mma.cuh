@@ -496,13 +496,29 @@ inline bool mma_step_applies(const StdDims& d, openrnn_data_type dt) {
 // run 1 and 4, float16, graph replay): the rule's rows gained 5-27%; outside it the other paths stay faster (B = 64
 // H = 1024 11.6-12.1 against the Hopper kernel's 9.8-11.0, B = 256 H = 512 13-15 against 8.2-9.2, B = 16 H = 2048
 // 17.2-21.3 against cuBLAS + pointwise 10.3-12.5).
+// The region for every cell (the whole rule until session 46; the reduced state's base).
+inline bool mma_step_region(const StdDims& d) {
+  const long long bh = static_cast<long long>(d.B) * d.H;
+  if (d.H <= 512) return bh >= 8192 && bh <= 65536;
+  return d.H <= 1024 && d.B <= 16;
+}
+// RNN cells (tanh / relu) also take it below B * H = 8192 from H = 64, except at H = 512 with B < 4, and at H = 256 up
+// to B = 512 (session 46, run 7, H100, float16, beside cuDNN STANDARD, graph, best of two alternating processes,
+// µs/step, the rule's path -> this kernel). Below B * H = 8192 (the CUDA-core fused step to B = 16, cuBLAS + pointwise
+// above): H = 64-256 inference -3% to -43% (tanh H = 64 B = 64 4.39 -> 2.52), training -2% to -21%; H = 512 B = 4-8 -3%
+// to -12%, but B = 1 +2% to +3.5% in both modes. Beyond B * H = 65536 (cuBLAS + pointwise): H = 256 B = 512 inference
+// -6.5% / -16%, training -2% / -4%; H = 512 B = 256-512 +8% to +36%. LSTM and GRU keep the region above: the Hopper
+// step (standard_wgmma.cuh) takes theirs below B * H = 8192, and the RNN cells lose on it everywhere.
 inline bool use_mma_step(const StdDims& d, openrnn_data_type dt) {
   if (!mma_step_applies(d, dt)) return false;
   const int o = mma_override();
   if (o >= 0) return o == 1;
-  const long long bh = static_cast<long long>(d.B) * d.H;
-  if (d.H <= 512) return bh >= 8192 && bh <= 65536;
-  return d.H <= 1024 && d.B <= 16;
+  if (d.rnn && d.H <= 512) {
+    const long long bh = static_cast<long long>(d.B) * d.H;
+    if (bh < 8192) return d.H >= 64 && (d.H <= 256 || d.B >= 4);  // H < 64: not measured
+    if (d.H == 256 && d.B <= 512) return true;
+  }
+  return mma_step_region(d);
 }
 // OPENRNN_MATH_ALLOW_REDUCED_STATE (the product takes h rounded once: M = B, not 2B): the rule above minus H = 512
 // with B * H > 32768, where cuBLAS + pointwise runs instead (session 34 run 8, H100, float16 inference, graph, no
@@ -515,6 +531,7 @@ inline bool use_mma_step(const StdDims& d, openrnn_data_type dt) {
 inline bool use_mma_step_reduced(const StdDims& d, openrnn_data_type dt) {
   if (!use_mma_step(d, dt)) return false;
   if (mma_override() >= 0) return true;
+  if (!mma_step_region(d)) return false;  // session 46's RNN regions were measured with the float32 state only
   const long long bh = static_cast<long long>(d.B) * d.H;
   return !(d.H > 256 && d.H <= 512 && bh > 32768);
 }
