@@ -562,11 +562,22 @@ inline int mma_bwd_override() {
 // 17.0 -> 15.5) and at B = 64 H = 256 (11.2 -> 11.0, 10.1 -> 9.3). It loses where its one n8 column of units per
 // block reads dG once per 8 units: B = 64 at H = 512 (15.8 -> 17.0) and H = 1024 (25.8 -> 34.4), B = 256 (1.1-2.4x
 // slower), B = 16 H = 2048 (29.9 -> 46.0).
+// Session 46 (run 9, H100, float16 training, graph, no comparator, best of two alternating processes, µs/step, the
+// rule's path (cuBLAS GEMM + pointwise there) -> this kernel) widened it where it won:
+// - H = 64 / 128 at B = 128 / 256: -1% to -11% (RNN tanh H = 64 B = 128 6.54 -> 5.85; LSTM H = 128 -1.1% / +0.7%,
+//   even);
+// - RNN cells at H = 256, B = 128 / 256: -6.1% / -1.7%;
+// - H = 384 / 512 at B = 32: -3% to -16% (LSTM H = 384 11.58 -> 9.99); RNN cells there also at B = 64: -9%.
+// It still loses at H = 384 / 512 from B = 64 for LSTM / GRU (+1% to +9%), from B = 128 for RNN cells (+3% to +4%),
+// and at B = 256 for LSTM / GRU at H = 256 (+9% to +16%).
 inline bool use_mma_bwd(const StdDims& d, openrnn_data_type dt) {
   if (!mma_step_applies(d, dt)) return false;
   const int o = mma_bwd_override();
   if (o >= 0) return o == 1;
-  return d.H <= 256 ? d.B <= 64 : d.B <= 16 && d.H <= 1024;
+  if (d.H <= 128 || (d.rnn && d.H <= 256)) return d.B <= 256;
+  if (d.H <= 256) return d.B <= 64;
+  if (d.H <= 512) return d.B <= (d.rnn ? 64 : 32);
+  return d.B <= 16 && d.H <= 1024;
 }
 
 // One backward step on the tensor-core kernel; pdl: as mma_forward_step; clusters: as mma::bwd_shape_for.
