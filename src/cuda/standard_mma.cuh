@@ -569,12 +569,13 @@ inline int mma_bwd_override() {
 // - RNN cells at H = 256, B = 128 / 256: -6.1% / -1.7%;
 // - H = 384 / 512 at B = 32: -3% to -16% (LSTM H = 384 11.58 -> 9.99); RNN cells there also at B = 64: -9%.
 // It still loses at H = 384 / 512 from B = 64 for LSTM / GRU (+1% to +9%), from B = 128 for RNN cells (+3% to +4%),
-// and at B = 256 for LSTM / GRU at H = 256 (+9% to +16%).
+// and at B = 256 for LSTM / GRU at H = 256 (+9% to +16%). H < 64 was not measured beyond B = 64 and keeps the old
+// bound (run 10 ran the library before that exclusion was added).
 inline bool use_mma_bwd(const StdDims& d, openrnn_data_type dt) {
   if (!mma_step_applies(d, dt)) return false;
   const int o = mma_bwd_override();
   if (o >= 0) return o == 1;
-  if (d.H <= 128 || (d.rnn && d.H <= 256)) return d.B <= 256;
+  if (d.H >= 64 && (d.H <= 128 || (d.rnn && d.H <= 256))) return d.B <= 256;  // H < 64 above B = 64: not measured
   if (d.H <= 256) return d.B <= 64;
   if (d.H <= 512) return d.B <= (d.rnn ? 64 : 32);
   return d.B <= 16 && d.H <= 1024;
