@@ -183,6 +183,55 @@ TEST(CudaStream, AutoRnnRule) {
   openrnn_destroy_handle(h);
 }
 
+// AUTO at 16-bit H = 512 around B = 112 (persistent_preferred, session 47): GRU inference goes to STANDARD above
+// B = 112, where PERSISTENT's step doubles; GRU training and LSTM stay PERSISTENT's up to B = 128.
+TEST(CudaStream, AutoGru512Rule) {
+  CUDATEST_SKIP_IF_NO_GPU();
+  openrnn_handle_t h = nullptr;
+  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
+  struct Shape {
+    openrnn_cell cell;
+    int B;
+    openrnn_data_type dt;
+    openrnn_fwd_mode mode;
+    bool persistent;  // what AUTO should choose when PERSISTENT supports the problem
+  };
+  const Shape shapes[] = {
+      {OPENRNN_CELL_GRU, 112, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
+      {OPENRNN_CELL_GRU, 113, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, false},
+      {OPENRNN_CELL_GRU, 128, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_INFERENCE, false},
+      {OPENRNN_CELL_GRU, 128, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, true},
+      {OPENRNN_CELL_LSTM, 128, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
+      {OPENRNN_CELL_GRU, 129, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, false},
+  };
+  int checked = 0;
+  for (const Shape& sh : shapes) {
+    openrnn_rnn_config c = base_config(sh.cell, 16, 512, 1, false, sh.dt);
+    c.algo = OPENRNN_ALGO_AUTO;
+    openrnn_rnn_desc_t rnn = nullptr;
+    openrnn_seq_desc_t xd = nullptr;
+    CUDATEST_OK(openrnn_create_rnn_desc(&rnn, &c));
+    CUDATEST_OK(openrnn_create_seq_desc(&xd, sh.dt, OPENRNN_LAYOUT_SEQ_MAJOR, 5, sh.B, 16, nullptr, 0.0));
+    char reason[256];
+    int psup = 0, sup = 0;
+    openrnn_algo chosen = OPENRNN_ALGO_AUTO;
+    CUDATEST_OK(openrnn_query_algo(h, rnn, sh.mode, xd, OPENRNN_ALGO_PERSISTENT, &psup, &chosen, reason, 256));
+    CUDATEST_OK(openrnn_query_algo(h, rnn, sh.mode, xd, OPENRNN_ALGO_AUTO, &sup, &chosen, reason, 256));
+    EXPECT_EQ(sup, 1);
+    if (psup) {
+      ++checked;
+      EXPECT_EQ(chosen, sh.persistent ? OPENRNN_ALGO_PERSISTENT : OPENRNN_ALGO_STANDARD)
+          << "cell " << int(sh.cell) << " B " << sh.B << " mode " << int(sh.mode);
+    } else {
+      EXPECT_EQ(chosen, OPENRNN_ALGO_STANDARD);
+    }
+    openrnn_destroy_seq_desc(xd);
+    openrnn_destroy_rnn_desc(rnn);
+  }
+  EXPECT_GT(checked, 0) << "PERSISTENT took none of the shapes";
+  openrnn_destroy_handle(h);
+}
+
 }  // namespace
 }  // namespace cudatest
 

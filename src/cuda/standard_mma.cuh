@@ -509,13 +509,16 @@ inline bool mma_step_region(const StdDims& d) {
 // to -12%, but B = 1 +2% to +3.5% in both modes. Beyond B * H = 65536 (cuBLAS + pointwise): H = 256 B = 512 inference
 // -6.5% / -16%, training -2% / -4%; H = 512 B = 256-512 +8% to +36%. LSTM and GRU keep the region above: the Hopper
 // step (standard_wgmma.cuh) takes theirs below B * H = 8192, and the RNN cells lose on it everywhere.
+// Session 47 (run 1, same method, no comparator) measured the edges: at H = 16-48 (B = 1-256) this kernel wins
+// everywhere below B * H = 8192 (inference -16% to -42%, relu H = 16 B = 256 4.36 -> 2.52; training -9% to -22%); at
+// H = 512 it wins from B = 3 (-4.6% inference, -2.5% training) and loses at B = 1-2 (+2% to +5%).
 inline bool use_mma_step(const StdDims& d, openrnn_data_type dt) {
   if (!mma_step_applies(d, dt)) return false;
   const int o = mma_override();
   if (o >= 0) return o == 1;
   if (d.rnn && d.H <= 512) {
     const long long bh = static_cast<long long>(d.B) * d.H;
-    if (bh < 8192) return d.H >= 64 && (d.H <= 256 || d.B >= 4);  // H < 64: not measured
+    if (bh < 8192) return d.H >= 16 && (d.H <= 256 || d.B >= 3);  // H = 8: not measured
     if (d.H == 256 && d.B <= 512) return true;
   }
   return mma_step_region(d);
@@ -569,16 +572,23 @@ inline int mma_bwd_override() {
 // - RNN cells at H = 256, B = 128 / 256: -6.1% / -1.7%;
 // - H = 384 / 512 at B = 32: -3% to -16% (LSTM H = 384 11.58 -> 9.99); RNN cells there also at B = 64: -9%.
 // It still loses at H = 384 / 512 from B = 64 for LSTM / GRU (+1% to +9%), from B = 128 for RNN cells (+3% to +4%),
-// and at B = 256 for LSTM / GRU at H = 256 (+9% to +16%). H < 64 was not measured beyond B = 64 and keeps the old
-// bound (run 10 ran the library before that exclusion was added).
+// and at B = 256 for LSTM / GRU at H = 256 (+9% to +16%).
+// Session 47 (run 1, same method) measured the rest of its edges:
+// - H = 16-48 at B = 96-512 (the old bound was B = 64): -2% to -12% for LSTM, GRU and RNN tanh; H = 64 at B = 384 /
+//   512: -1% to -11% (LSTM -2.6% / -1.0%, RNN tanh -11% / -8.5%). H = 8 keeps B <= 64 (not measured).
+// - H = 128 at B = 384 / 512: RNN tanh -4.1% / -2.3%, LSTM and GRU +2.4% to +6.6%.
+// - H = 640 / 768 / 1024 at B = 20-32: B = 20 -2.7% to -5.2% everywhere; B = 24 -1.6% to -1.9% at H = 640 / 768,
+//   +0.3% / +3.8% at H = 1024 (GRU / LSTM); B = 32 +3.5% to +13%.
 inline bool use_mma_bwd(const StdDims& d, openrnn_data_type dt) {
   if (!mma_step_applies(d, dt)) return false;
   const int o = mma_bwd_override();
   if (o >= 0) return o == 1;
-  if (d.H >= 64 && (d.H <= 128 || (d.rnn && d.H <= 256))) return d.B <= 256;  // H < 64 above B = 64: not measured
+  if (d.H >= 16 && d.H <= 64) return d.B <= 512;  // larger B not measured
+  if (d.H > 64 && (d.H <= 128 || (d.rnn && d.H <= 256))) return d.B <= (d.rnn && d.H <= 128 ? 512 : 256);
   if (d.H <= 256) return d.B <= 64;
   if (d.H <= 512) return d.B <= (d.rnn ? 64 : 32);
-  return d.B <= 16 && d.H <= 1024;
+  if (d.H <= 768) return d.B <= 24;
+  return d.B <= 20 && d.H <= 1024;
 }
 
 // One backward step on the tensor-core kernel; pdl: as mma_forward_step; clusters: as mma::bwd_shape_for.

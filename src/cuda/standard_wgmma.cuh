@@ -571,12 +571,19 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 // - H = 384-512 from B = 96 (mma.sync's region up to B * H = 65536): inference -0.4% to -19% (GRU H = 512 B = 128
 //   8.17 -> 6.64, LSTM H = 384 B = 96 6.39 -> 6.37), training -0.7% to -9%. At B = 24-64 it lost 2-53%.
 // RNN cells stay off it: it lost at every point measured (H = 64-512, B = 1-128, +3% to +197%).
+// Session 47 (run 1, H100, float16, graph, no comparator, best of two alternating processes, µs/step, the rule's path
+// -> this kernel) measured two more edges:
+// - H = 8: GRU wins at B = 1-256 (inference -10% to -27%, training -0.5% to -15%); LSTM at B = 1-16 (inference -19% /
+//   -22% at B = 1 / 4, +0.7% at B = 16; training -4% to -17%) and loses at B = 64 / 256 (+2.5% to +4.8%).
+// - H = 320 (between the region below B * H = 8192 and H = 384): it loses at B = 32-96 (+5% to +67%) and is mixed
+//   from B = 128 (GRU inference B = 128 -6.6%, LSTM +4.5%; B = 256 -3% to +0.5%), so the rule does not take it.
 inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor, bool mma_rule) {
   if (!wgmma_step_applies(d, dt, cc_major, cc_minor)) return false;
   const int o = wgmma_override();
   if (o >= 0) return o == 1;
   if (!(d.lstm || d.gru_lbr)) return false;  // RNN: slower at every point measured (session 46)
   const long long bh = static_cast<long long>(d.B) * d.H;
+  if (d.H == 8) return d.B <= (d.gru_lbr ? 256 : 16);    // measured up to B = 256 (session 47)
   if (d.H >= 16 && d.H <= 512 && bh < 8192) return true;  // the fused step (B <= 16) and cuBLAS (B > 16) below
   if (d.H == 256 && bh >= (d.gru_lbr ? 49152 : 131072)) return true;
   if (d.H >= 384 && d.H <= 512 && d.B >= 96) return true;  // over mma.sync up to B * H = 65536, as above beyond
