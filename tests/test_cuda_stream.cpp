@@ -183,30 +183,37 @@ TEST(CudaStream, AutoRnnRule) {
   openrnn_destroy_handle(h);
 }
 
-// AUTO at 16-bit H = 512 around B = 112 (persistent_preferred, session 47): GRU inference goes to STANDARD above
-// B = 112, where PERSISTENT's step doubles; GRU training and LSTM stay PERSISTENT's up to B = 128.
-TEST(CudaStream, AutoGru512Rule) {
+// AUTO where PERSISTENT's 16-bit kernels go from one launch to two (persistent_preferred, session 47): at H = 512 GRU
+// inference goes to STANDARD above B = 112 (GRU training and LSTM stay PERSISTENT's up to B = 128); at H = 1024
+// inference goes to STANDARD above B = 32, except bfloat16 LSTM from B = 64 (training stays PERSISTENT's).
+TEST(CudaStream, AutoSixteenBitLaunchEdges) {
   CUDATEST_SKIP_IF_NO_GPU();
   openrnn_handle_t h = nullptr;
   CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
   struct Shape {
     openrnn_cell cell;
-    int B;
+    int H, B;
     openrnn_data_type dt;
     openrnn_fwd_mode mode;
     bool persistent;  // what AUTO should choose when PERSISTENT supports the problem
   };
   const Shape shapes[] = {
-      {OPENRNN_CELL_GRU, 112, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
-      {OPENRNN_CELL_GRU, 113, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, false},
-      {OPENRNN_CELL_GRU, 128, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_INFERENCE, false},
-      {OPENRNN_CELL_GRU, 128, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, true},
-      {OPENRNN_CELL_LSTM, 128, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
-      {OPENRNN_CELL_GRU, 129, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, false},
+      {OPENRNN_CELL_GRU, 512, 112, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
+      {OPENRNN_CELL_GRU, 512, 113, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, false},
+      {OPENRNN_CELL_GRU, 512, 128, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_INFERENCE, false},
+      {OPENRNN_CELL_GRU, 512, 128, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, true},
+      {OPENRNN_CELL_LSTM, 512, 128, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
+      {OPENRNN_CELL_GRU, 512, 129, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, false},
+      {OPENRNN_CELL_GRU, 1024, 32, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
+      {OPENRNN_CELL_GRU, 1024, 33, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, false},
+      {OPENRNN_CELL_LSTM, 1024, 48, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_INFERENCE, false},
+      {OPENRNN_CELL_LSTM, 1024, 64, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_INFERENCE, true},
+      {OPENRNN_CELL_LSTM, 1024, 64, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, false},
+      {OPENRNN_CELL_GRU, 1024, 48, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, true},
   };
   int checked = 0;
   for (const Shape& sh : shapes) {
-    openrnn_rnn_config c = base_config(sh.cell, 16, 512, 1, false, sh.dt);
+    openrnn_rnn_config c = base_config(sh.cell, 16, sh.H, 1, false, sh.dt);
     c.algo = OPENRNN_ALGO_AUTO;
     openrnn_rnn_desc_t rnn = nullptr;
     openrnn_seq_desc_t xd = nullptr;
@@ -221,7 +228,7 @@ TEST(CudaStream, AutoGru512Rule) {
     if (psup) {
       ++checked;
       EXPECT_EQ(chosen, sh.persistent ? OPENRNN_ALGO_PERSISTENT : OPENRNN_ALGO_STANDARD)
-          << "cell " << int(sh.cell) << " B " << sh.B << " mode " << int(sh.mode);
+          << "cell " << int(sh.cell) << " H " << sh.H << " B " << sh.B << " mode " << int(sh.mode);
     } else {
       EXPECT_EQ(chosen, OPENRNN_ALGO_STANDARD);
     }

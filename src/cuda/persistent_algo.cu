@@ -719,6 +719,11 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // run 4, H100, graph, µs/step, STANDARD against PERSISTENT in one process beside cuDNN): float16 LSTM 9.10 vs 9.73,
     // GRU 8.91 vs 9.06, bfloat16 GRU 8.88 vs 9.04; bfloat16 LSTM stays PERSISTENT's (10.28 vs 9.75), and so does
     // training (within 1%, but bfloat16 LSTM 24.93 vs 24.47).
+    // Above B = 32 at H = 1024, v10's 16-bit groups run as two launches and PERSISTENT's step doubles (session 47,
+    // run 4, H100, graph, best of two processes, µs/step, STANDARD vs PERSISTENT, inference): B = 32 still
+    // PERSISTENT's (7.38-8.74 vs 4.58-4.95), B = 48 STANDARD's (LSTM float16 8.45 vs 9.37, bfloat16 9.17 vs 9.41; GRU
+    // 8.26-8.32 vs 8.76-8.77). Training stays PERSISTENT's (within 1-3% either way at B = 48-64).
+    if (H >= 1024 && mode != OPENRNN_FWD_TRAINING && B > 32 && static_cast<long long>(B) * H < 65536) return false;
     if (H >= 1024 && mode != OPENRNN_FWD_TRAINING && static_cast<long long>(B) * H >= 65536 &&
         (!lstm || rnn.cfg.data_type == OPENRNN_DATA_HALF))
       return false;
