@@ -183,9 +183,9 @@ TEST(CudaStream, AutoRnnRule) {
   openrnn_destroy_handle(h);
 }
 
-// AUTO where PERSISTENT's 16-bit kernels go from one launch to two (persistent_preferred, session 47): at H = 512 GRU
-// inference goes to STANDARD above B = 112 (GRU training and LSTM stay PERSISTENT's up to B = 128); at H = 1024
-// inference goes to STANDARD above B = 32, except bfloat16 LSTM from B = 64 (training stays PERSISTENT's).
+// AUTO where PERSISTENT's 16-bit kernels go from one launch to two (persistent_preferred, session 47): at H = 512
+// STANDARD above B = 140 (v9's tiles of 20 in one wave up to there); at H = 1024 inference goes to STANDARD above
+// B = 32, except bfloat16 LSTM from B = 64 (training stays PERSISTENT's).
 TEST(CudaStream, AutoSixteenBitLaunchEdges) {
   CUDATEST_SKIP_IF_NO_GPU();
   openrnn_handle_t h = nullptr;
@@ -198,12 +198,11 @@ TEST(CudaStream, AutoSixteenBitLaunchEdges) {
     bool persistent;  // what AUTO should choose when PERSISTENT supports the problem
   };
   const Shape shapes[] = {
-      {OPENRNN_CELL_GRU, 512, 112, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
-      {OPENRNN_CELL_GRU, 512, 113, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, false},
-      {OPENRNN_CELL_GRU, 512, 128, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_INFERENCE, false},
-      {OPENRNN_CELL_GRU, 512, 128, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, true},
-      {OPENRNN_CELL_LSTM, 512, 128, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
-      {OPENRNN_CELL_GRU, 512, 129, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, false},
+      {OPENRNN_CELL_GRU, 512, 113, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
+      {OPENRNN_CELL_GRU, 512, 140, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_INFERENCE, true},
+      {OPENRNN_CELL_GRU, 512, 141, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, false},
+      {OPENRNN_CELL_LSTM, 512, 140, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, true},
+      {OPENRNN_CELL_LSTM, 512, 141, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_TRAINING, false},
       {OPENRNN_CELL_GRU, 1024, 32, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
       {OPENRNN_CELL_GRU, 1024, 33, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, false},
       {OPENRNN_CELL_LSTM, 1024, 48, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_INFERENCE, false},

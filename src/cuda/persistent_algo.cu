@@ -734,14 +734,10 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // still PERSISTENT's (LSTM inference 7.93 vs 7.16, training 18.46 vs 15.12; GRU 8.23 vs 7.12, 16.77 vs 14.30);
     // B = 160-256 STANDARD's (LSTM inference 8.67-9.24 vs 9.82-11.87, training 19.91-21.26 vs 20.26-23.37; GRU
     // 7.88-8.24 vs 9.39-11.50, training 16.89-18.68 vs 18.34-21.49); bfloat16 alike.
-    if (H == 512 && B > 128) return false;
-    // GRU inference at H = 512 above B = 112, where v9's tiles of 16 sequences no longer all get a cluster of 16 at
-    // once (7 on the H100) and PERSISTENT's step doubles: since session 46's Hopper step (H = 384-512 from B = 96)
-    // STANDARD is ahead there (session 47, run 1, H100, graph, best of two processes, µs/step, STANDARD vs
-    // PERSISTENT): B = 120 float16 6.55 vs 6.77, bfloat16 6.54 vs 6.65; B = 128 6.64 vs 6.81, 6.62 vs 6.84. B = 112
-    // stays PERSISTENT's (3.66-3.67 vs 6.49-6.50). LSTM is even there (B = 120-128: 6.93-7.21 vs 7.00-7.08) and
-    // training PERSISTENT's (GRU B = 128 14.1 vs 15.1-15.9, LSTM 15.0 vs 17.7).
-    if (H == 512 && B > 112 && !lstm && mode != OPENRNN_FWD_TRAINING) return false;
+    // Session 47 moved the bound from B = 128 to 140: v9's tiles of 20 sequences run B <= 140 in one wave of the
+    // H100's 7 clusters of 16 (tiles of 16 stopped at B = 112, and PERSISTENT's step doubled there: GRU inference
+    // B = 120 / 128 6.65-6.84 µs/step against STANDARD's 6.54-6.64, run 1). Measured in run 6 (docs/performance.md).
+    if (H == 512 && B > 140) return false;
     // LSTM training at H = 256 B = 256: STANDARD until session 25; with the reduce-scatter backward in two waves
     // (H100, float16, µs/step) PERSISTENT 12.3-13.0 against STANDARD's 20.3-23.4 (GRU 11.4-12.0 against 19.2-21.5).
     return true;

@@ -51,21 +51,28 @@ class KernelV9Impl final : public Kernel {
 };
 
 // The v9 configuration set per 16-bit storage type: LSTM and GRU at H = 256 (clusters of 8) and H = 512 (clusters of
-// 16), tiles of 4, 8 and 16 sequences (one, two or four n8 tiles of split state rows).
+// 16), tiles of 4, 8 and 16 sequences (one, two or four n8 tiles of split state rows), and at H = 256 tiles of 20
+// (five n8 tiles; session 47): the H100 runs 15 clusters of 8 at once, so tiles of 16 hold B <= 240 in one wave and
+// B = 241-300 (the grid's B = 256 among them) ran in two. Tiles of 20 at H = 512 would need ~40 more registers per
+// thread than the 128 that LSTM's 512 threads have.
 template <typename TW>
 void add_kernels_v9(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 4>());
   v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 8>());
   v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 16>());
+  v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 20>());
   v.emplace_back(new KernelV9Impl<LSTM, TW, 512, 16, 4>());
   v.emplace_back(new KernelV9Impl<LSTM, TW, 512, 16, 8>());
   v.emplace_back(new KernelV9Impl<LSTM, TW, 512, 16, 16>());
   v.emplace_back(new KernelV9Impl<GRU, TW, 256, 8, 4>());
   v.emplace_back(new KernelV9Impl<GRU, TW, 256, 8, 8>());
   v.emplace_back(new KernelV9Impl<GRU, TW, 256, 8, 16>());
+  v.emplace_back(new KernelV9Impl<GRU, TW, 256, 8, 20>());
   v.emplace_back(new KernelV9Impl<GRU, TW, 512, 16, 4>());
   v.emplace_back(new KernelV9Impl<GRU, TW, 512, 16, 8>());
   v.emplace_back(new KernelV9Impl<GRU, TW, 512, 16, 16>());
+  v.emplace_back(new KernelV9Impl<LSTM, TW, 512, 16, 20>());
+  v.emplace_back(new KernelV9Impl<GRU, TW, 512, 16, 20>());
 }
 
 }  // namespace persist
