@@ -736,7 +736,9 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // 7.88-8.24 vs 9.39-11.50, training 16.89-18.68 vs 18.34-21.49); bfloat16 alike.
     // Session 47 moved the bound from B = 128 to 140: v9's tiles of 20 sequences run B <= 140 in one wave of the
     // H100's 7 clusters of 16 (tiles of 16 stopped at B = 112, and PERSISTENT's step doubled there: GRU inference
-    // B = 120 / 128 6.65-6.84 µs/step against STANDARD's 6.54-6.64, run 1). Measured in run 6 (docs/performance.md).
+    // B = 120 / 128 6.65-6.84 µs/step against STANDARD's 6.54-6.64, run 1). Run 6 (H100, graph, µs/step, PERSISTENT
+    // vs STANDARD, both cells and 16-bit types): B = 128-140 inference 4.36-5.43 vs 6.65-8.52, training 11.3-13.5 vs
+    // 15.9-19.3; AUTO within 1.2% of the faster at B = 112-140.
     if (H == 512 && B > 140) return false;
     // LSTM training at H = 256 B = 256: STANDARD until session 25; with the reduce-scatter backward in two waves
     // (H100, float16, µs/step) PERSISTENT 12.3-13.0 against STANDARD's 20.3-23.4 (GRU 11.4-12.0 against 19.2-21.5).

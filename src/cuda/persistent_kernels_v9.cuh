@@ -51,10 +51,11 @@ class KernelV9Impl final : public Kernel {
 };
 
 // The v9 configuration set per 16-bit storage type: LSTM and GRU at H = 256 (clusters of 8) and H = 512 (clusters of
-// 16), tiles of 4, 8 and 16 sequences (one, two or four n8 tiles of split state rows), and at H = 256 tiles of 20
-// (five n8 tiles; session 47): the H100 runs 15 clusters of 8 at once, so tiles of 16 hold B <= 240 in one wave and
-// B = 241-300 (the grid's B = 256 among them) ran in two. Tiles of 20 at H = 512 would need ~40 more registers per
-// thread than the 128 that LSTM's 512 threads have.
+// 16), tiles of 4, 8 and 16 sequences (one, two or four n8 tiles of split state rows), and tiles of 20 (five n8 tiles;
+// session 47): the H100 runs 15 clusters of 8 and 7 of 16 at once, so tiles of 16 hold B <= 240 / 112 in one wave,
+// and B = 241-300 (the grid's B = 256 among them) / 113-140 ran in two (H100 run 6, µs/step: B = 256 H = 256
+// inference 5.15-5.40 -> 2.78-3.34; H = 512 B = 140 10.9-11.5 -> 4.50-5.43). ptxas: at H = 256 LSTM 126 and GRU
+// 138-142 registers, no spills; at H = 512 GRU 164-168 of its 168, LSTM spills 52-68 bytes (its tiles of 16: 24).
 template <typename TW>
 void add_kernels_v9(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 4>());
