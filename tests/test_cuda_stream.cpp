@@ -126,6 +126,41 @@ TEST(CudaStream, QueryAlgo) {
   openrnn_destroy_handle(h);
 }
 
+// One shape for AUTO's rule (persistent_preferred) and what AUTO should choose where PERSISTENT supports it.
+struct AutoShape {
+  openrnn_cell cell;
+  int H, B;
+  bool bidir;
+  openrnn_data_type dt;
+  bool persistent;
+};
+
+// Checks AUTO's choice for one shape and mode: `persistent` where PERSISTENT supports the problem, STANDARD where it
+// does not. Counts the shapes PERSISTENT supported in *checked.
+void expect_auto_choice(openrnn_handle_t h, const AutoShape& sh, openrnn_fwd_mode mode, int* checked) {
+  openrnn_rnn_config c = base_config(sh.cell, 16, sh.H, 1, sh.bidir, sh.dt);
+  c.algo = OPENRNN_ALGO_AUTO;
+  openrnn_rnn_desc_t rnn = nullptr;
+  openrnn_seq_desc_t xd = nullptr;
+  CUDATEST_OK(openrnn_create_rnn_desc(&rnn, &c));
+  CUDATEST_OK(openrnn_create_seq_desc(&xd, sh.dt, OPENRNN_LAYOUT_SEQ_MAJOR, 5, sh.B, 16, nullptr, 0.0));
+  char reason[256];
+  int psup = 0, sup = 0;
+  openrnn_algo chosen = OPENRNN_ALGO_AUTO;
+  EXPECT_EQ(openrnn_query_algo(h, rnn, mode, xd, OPENRNN_ALGO_PERSISTENT, &psup, &chosen, reason, 256),
+            OPENRNN_STATUS_SUCCESS)
+      << openrnn_last_error();
+  EXPECT_EQ(openrnn_query_algo(h, rnn, mode, xd, OPENRNN_ALGO_AUTO, &sup, &chosen, reason, 256), OPENRNN_STATUS_SUCCESS)
+      << openrnn_last_error();
+  EXPECT_EQ(sup, 1);
+  if (psup) ++*checked;
+  EXPECT_EQ(chosen, psup && sh.persistent ? OPENRNN_ALGO_PERSISTENT : OPENRNN_ALGO_STANDARD)
+      << "cell " << int(sh.cell) << " H " << sh.H << " B " << sh.B << " bidir " << sh.bidir << " mode " << int(mode)
+      << " PERSISTENT supports it: " << psup;
+  openrnn_destroy_seq_desc(xd);
+  openrnn_destroy_rnn_desc(rnn);
+}
+
 // AUTO's rule for RNN cells (persistent_preferred): PERSISTENT at the timed sizes (H = 256 / 512 up to B = 64,
 // H = 1024 up to B = 64 in float32 and B = 24 in 16 bits, either direction), STANDARD past them and at padded
 // sizes, both wherever PERSISTENT takes the problem at all.
@@ -133,14 +168,7 @@ TEST(CudaStream, AutoRnnRule) {
   CUDATEST_SKIP_IF_NO_GPU();
   openrnn_handle_t h = nullptr;
   CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
-  struct Shape {
-    openrnn_cell cell;
-    int H, B;
-    bool bidir;
-    openrnn_data_type dt;
-    bool persistent;  // what AUTO should choose when PERSISTENT supports the problem
-  };
-  const Shape shapes[] = {
+  const AutoShape shapes[] = {
       {OPENRNN_CELL_RNN_TANH, 256, 1, false, OPENRNN_DATA_FLOAT, true},
       {OPENRNN_CELL_RNN_RELU, 256, 64, false, OPENRNN_DATA_FLOAT, true},
       {OPENRNN_CELL_RNN_TANH, 256, 65, false, OPENRNN_DATA_FLOAT, false},
@@ -153,32 +181,9 @@ TEST(CudaStream, AutoRnnRule) {
       {OPENRNN_CELL_RNN_RELU, 300, 4, false, OPENRNN_DATA_FLOAT, false},
   };
   int checked = 0;
-  for (const Shape& sh : shapes) {
-    openrnn_rnn_config c = base_config(sh.cell, 16, sh.H, 1, sh.bidir, sh.dt);
-    c.algo = OPENRNN_ALGO_AUTO;
-    openrnn_rnn_desc_t rnn = nullptr;
-    openrnn_seq_desc_t xd = nullptr;
-    CUDATEST_OK(openrnn_create_rnn_desc(&rnn, &c));
-    CUDATEST_OK(openrnn_create_seq_desc(&xd, sh.dt, OPENRNN_LAYOUT_SEQ_MAJOR, 5, sh.B, 16, nullptr, 0.0));
-    char reason[256];
-    for (openrnn_fwd_mode mode : {OPENRNN_FWD_INFERENCE, OPENRNN_FWD_TRAINING}) {
-      int psup = 0, sup = 0;
-      openrnn_algo chosen = OPENRNN_ALGO_AUTO;
-      CUDATEST_OK(openrnn_query_algo(h, rnn, mode, xd, OPENRNN_ALGO_PERSISTENT, &psup, &chosen, reason, 256));
-      CUDATEST_OK(openrnn_query_algo(h, rnn, mode, xd, OPENRNN_ALGO_AUTO, &sup, &chosen, reason, 256));
-      EXPECT_EQ(sup, 1);
-      if (!psup) {
-        EXPECT_EQ(chosen, OPENRNN_ALGO_STANDARD);
-        continue;
-      }
-      ++checked;
-      EXPECT_EQ(chosen, sh.persistent ? OPENRNN_ALGO_PERSISTENT : OPENRNN_ALGO_STANDARD)
-          << "cell " << int(sh.cell) << " H " << sh.H << " B " << sh.B << " bidir " << sh.bidir << " mode "
-          << int(mode);
-    }
-    openrnn_destroy_seq_desc(xd);
-    openrnn_destroy_rnn_desc(rnn);
-  }
+  for (const AutoShape& sh : shapes)
+    for (openrnn_fwd_mode mode : {OPENRNN_FWD_INFERENCE, OPENRNN_FWD_TRAINING})
+      expect_auto_choice(h, sh, mode, &checked);
   EXPECT_GT(checked, 0) << "PERSISTENT took none of the shapes";
   openrnn_destroy_handle(h);
 }
@@ -190,50 +195,25 @@ TEST(CudaStream, AutoSixteenBitLaunchEdges) {
   CUDATEST_SKIP_IF_NO_GPU();
   openrnn_handle_t h = nullptr;
   CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
-  struct Shape {
-    openrnn_cell cell;
-    int H, B;
-    openrnn_data_type dt;
+  constexpr openrnn_fwd_mode inf = OPENRNN_FWD_INFERENCE, train = OPENRNN_FWD_TRAINING;
+  const struct {
+    AutoShape shape;
     openrnn_fwd_mode mode;
-    bool persistent;  // what AUTO should choose when PERSISTENT supports the problem
-  };
-  const Shape shapes[] = {
-      {OPENRNN_CELL_GRU, 512, 113, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
-      {OPENRNN_CELL_GRU, 512, 140, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_INFERENCE, true},
-      {OPENRNN_CELL_GRU, 512, 141, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, false},
-      {OPENRNN_CELL_LSTM, 512, 140, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, true},
-      {OPENRNN_CELL_LSTM, 512, 141, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_TRAINING, false},
-      {OPENRNN_CELL_GRU, 1024, 32, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, true},
-      {OPENRNN_CELL_GRU, 1024, 33, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, false},
-      {OPENRNN_CELL_LSTM, 1024, 48, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_INFERENCE, false},
-      {OPENRNN_CELL_LSTM, 1024, 64, OPENRNN_DATA_BFLOAT16, OPENRNN_FWD_INFERENCE, true},
-      {OPENRNN_CELL_LSTM, 1024, 64, OPENRNN_DATA_HALF, OPENRNN_FWD_INFERENCE, false},
-      {OPENRNN_CELL_GRU, 1024, 48, OPENRNN_DATA_HALF, OPENRNN_FWD_TRAINING, true},
+  } cases[] = {
+      {{OPENRNN_CELL_GRU, 512, 113, false, OPENRNN_DATA_HALF, true}, inf},
+      {{OPENRNN_CELL_GRU, 512, 140, false, OPENRNN_DATA_BFLOAT16, true}, inf},
+      {{OPENRNN_CELL_GRU, 512, 141, false, OPENRNN_DATA_HALF, false}, inf},
+      {{OPENRNN_CELL_LSTM, 512, 140, false, OPENRNN_DATA_HALF, true}, train},
+      {{OPENRNN_CELL_LSTM, 512, 141, false, OPENRNN_DATA_BFLOAT16, false}, train},
+      {{OPENRNN_CELL_GRU, 1024, 32, false, OPENRNN_DATA_HALF, true}, inf},
+      {{OPENRNN_CELL_GRU, 1024, 33, false, OPENRNN_DATA_HALF, false}, inf},
+      {{OPENRNN_CELL_LSTM, 1024, 48, false, OPENRNN_DATA_BFLOAT16, false}, inf},
+      {{OPENRNN_CELL_LSTM, 1024, 64, false, OPENRNN_DATA_BFLOAT16, true}, inf},
+      {{OPENRNN_CELL_LSTM, 1024, 64, false, OPENRNN_DATA_HALF, false}, inf},
+      {{OPENRNN_CELL_GRU, 1024, 48, false, OPENRNN_DATA_HALF, true}, train},
   };
   int checked = 0;
-  for (const Shape& sh : shapes) {
-    openrnn_rnn_config c = base_config(sh.cell, 16, sh.H, 1, false, sh.dt);
-    c.algo = OPENRNN_ALGO_AUTO;
-    openrnn_rnn_desc_t rnn = nullptr;
-    openrnn_seq_desc_t xd = nullptr;
-    CUDATEST_OK(openrnn_create_rnn_desc(&rnn, &c));
-    CUDATEST_OK(openrnn_create_seq_desc(&xd, sh.dt, OPENRNN_LAYOUT_SEQ_MAJOR, 5, sh.B, 16, nullptr, 0.0));
-    char reason[256];
-    int psup = 0, sup = 0;
-    openrnn_algo chosen = OPENRNN_ALGO_AUTO;
-    CUDATEST_OK(openrnn_query_algo(h, rnn, sh.mode, xd, OPENRNN_ALGO_PERSISTENT, &psup, &chosen, reason, 256));
-    CUDATEST_OK(openrnn_query_algo(h, rnn, sh.mode, xd, OPENRNN_ALGO_AUTO, &sup, &chosen, reason, 256));
-    EXPECT_EQ(sup, 1);
-    if (psup) {
-      ++checked;
-      EXPECT_EQ(chosen, sh.persistent ? OPENRNN_ALGO_PERSISTENT : OPENRNN_ALGO_STANDARD)
-          << "cell " << int(sh.cell) << " H " << sh.H << " B " << sh.B << " mode " << int(sh.mode);
-    } else {
-      EXPECT_EQ(chosen, OPENRNN_ALGO_STANDARD);
-    }
-    openrnn_destroy_seq_desc(xd);
-    openrnn_destroy_rnn_desc(rnn);
-  }
+  for (const auto& c : cases) expect_auto_choice(h, c.shape, c.mode, &checked);
   EXPECT_GT(checked, 0) << "PERSISTENT took none of the shapes";
   openrnn_destroy_handle(h);
 }

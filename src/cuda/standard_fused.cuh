@@ -357,8 +357,9 @@ inline bool use_wide_fwd(const StdDims& d, openrnn_data_type dt) {
 // 25.8); H=1024 or B=64: cuBLAS on tensor cores wins (12.8 vs 20.9 at B=16 H=1024). Since session 45 the 16-bit
 // Hopper step (standard_wgmma.cuh, use_wgmma_step) takes 16-bit LSTM / GRU at H = 64-512 below B * H = 8192 (all of
 // this rule's 16-bit region there but H = 512 B = 16, which mma.sync takes; H = 16-48 too since session 46), and the
-// step loop checks it first: the fused step still runs H % 8 != 0, unaligned operands, H < 16, and 16-bit RNN cells
-// at H < 64 and at H = 512 with B < 4 (mma.sync takes their others since session 46, standard_mma.cuh).
+// step loop checks it first: the fused step still runs H % 8 != 0, unaligned operands, LSTM at H = 8 above B = 16,
+// and 16-bit RNN cells at H = 8 and at H = 512 with B < 3 (mma.sync takes their others since sessions 46-47,
+// standard_mma.cuh; the Hopper step GRU at H = 8 up to B = 256 and LSTM up to B = 16 since session 47).
 inline bool fused_rule(const StdDims& d, openrnn_data_type dt) {
   const int o = fused_override();
   if (o >= 0) return o == 1;
