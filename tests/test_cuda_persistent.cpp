@@ -337,6 +337,36 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
   }
 }
 
+// float32 at B = 1, one direction, H <= 256: v6's tile of one with the input projection's producers inside the launch
+// (persistent_kernels_v6.cuh, xprod_plan). Their shared memory grows with the input width I, and the kernel's
+// shared-memory limit is one per function for the whole process: calls with I = 72, then 9, then 72 again must all
+// launch (before session 48, the third failed with cudaErrorInvalidValue: the second call had lowered the limit below
+// the first call's cached plan). Each call is checked against float64, and the widths are ones no other test uses,
+// so the plans are new in any order of the tests.
+TEST(CudaPersistentPlans, InputWidthsThatShareOneKernel) {
+  CUDATEST_SKIP_IF_NO_GPU();
+  openrnn_handle_t h = nullptr;
+  ASSERT_EQ(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0), OPENRNN_STATUS_SUCCESS) << openrnn_last_error();
+  for (const openrnn_cell cell : {OPENRNN_CELL_LSTM, OPENRNN_CELL_GRU}) {
+    for (const int I : {72, 9, 72}) {
+      SCOPED_TRACE((cell == OPENRNN_CELL_LSTM ? std::string("LSTM") : std::string("GRU")) + " I=" + std::to_string(I));
+      Problem pr = make("xprod", cell, I, 256, 1, false, 9, 1, false).pr;
+      const Inputs in = random_inputs(pr, 11, 1.0 / 16);
+      const Outputs ref = run_api(h, pr, in, OPENRNN_FWD_TRAINING, true);
+      pr.cfg.data_type = OPENRNN_DATA_FLOAT;
+      pr.cfg.algo = OPENRNN_ALGO_PERSISTENT;
+      const Outputs o = run_api(h, pr, in, OPENRNN_FWD_TRAINING, true);
+      const Outputs oi = run_api(h, pr, in, OPENRNN_FWD_INFERENCE, false);
+      EXPECT_LE(rel_err(o.y, ref.y), 1e-5);
+      EXPECT_LE(rel_err(o.hy, ref.hy), 1e-5);
+      EXPECT_LE(rel_err(o.dx, ref.dx), 1e-5);
+      EXPECT_LE(rel_err(o.dw, ref.dw), 1e-5);
+      EXPECT_TRUE(bitwise_equal(o.y, oi.y) && bitwise_equal(o.hy, oi.hy)) << "inference differs from training's forward";
+    }
+  }
+  openrnn_destroy_handle(h);
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, CudaPersistent, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<PCase>& i) { return i.param.name; });
 

@@ -13,6 +13,10 @@ namespace openrnn {
 namespace cuda {
 
 void throw_cuda(cudaError_t e, const char* what, const char* file, int line) {
+  // The runtime also records a failed call as the thread's last error; a non-sticky one (a refused launch
+  // configuration) would then be reported again by the next OPENRNN_LAUNCH_CHECK, in a later, unrelated call. This
+  // call reports it; consume it here (a sticky error stays, and is reported by every later call, as it should).
+  cudaGetLastError();
   const char* base = std::strrchr(file, '/');
   fail(OPENRNN_STATUS_CUDA_ERROR, std::string("CUDA error ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
                                       ") in " + what + " at " + (base ? base + 1 : file) + ":" + std::to_string(line));

@@ -71,6 +71,31 @@ inline int max_active_clusters(const void* const* fns, int nf, int cl, int NT, s
   return clusters == INT_MAX ? 0 : clusters;
 }
 
+// Raises the dynamic shared-memory limit of kernel f on the current device to `bytes`; never lowers it. The limit is
+// state of the function, shared by every plan in the process, so a setter whose size varies from call to call must
+// not undo what an earlier cached plan relies on. pick_xprod's sizes vary with the input width Il: before session 48
+// it set the limit on every cache miss, so a later miss for a smaller Il left it below a cached plan's size for a
+// larger Il, and that plan's launch failed with cudaErrorInvalidValue (float32 B = 1 at H <= 256 with PERSISTENT
+// forced, two input widths in one process). false where the device refuses the size (the error is cleared).
+inline bool raise_dyn_smem(const void* f, size_t bytes) {
+  static std::mutex mu;
+  static std::map<std::pair<int, const void*>, size_t> limit;  // the largest limit set, per (device, kernel)
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  size_t& cur = limit[std::make_pair(dev, f)];
+  if (bytes <= cur) return true;
+  if (cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  cur = bytes;
+  return true;
+}
+
 // Producers of the input projection inside a persistent launch (persistent_xprod.cuh, Kernel::xprod_plan): the
 // first count P of `cands` that is a multiple of the cluster size `cl`, whose shared memory (the larger of the
 // consumers' `cons_smem` and xprod_smem(ncol, P, Il)) both kernel instantiations (inference `fi`, training `ft`)
@@ -94,11 +119,7 @@ inline std::pair<int, size_t> pick_xprod(const cudaDeviceProp& prop, const void*
     const size_t sm = std::max(cons_smem, xprod_smem(ncol, P, Il));
     if (sm > prop.sharedMemPerBlockOptin) continue;
     bool ok = true;
-    for (const void* f : {fi, ft})
-      if (cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sm)) != cudaSuccess) {
-        cudaGetLastError();
-        ok = false;
-      }
+    for (const void* f : {fi, ft}) ok = raise_dyn_smem(f, sm) && ok;
     if (!ok) continue;
     const void* fns[2] = {fi, ft};
     if (static_cast<long long>(max_active_clusters(fns, 2, cl, NT, sm)) * cl < static_cast<long long>(cons + P) * D)

@@ -1,7 +1,7 @@
 // The input projection inside a persistent forward launch (session 38): the producer CTAs' code. The library runs it
 // in v10's float32 tile of one at H = 512 (persistent_fwd_v10.cuh, which also holds the consumers' side: waiting for
-// a chunk before reading its projections). v6's one-column tiles at H = 256 ran it too and lost (run 6: the
-// producers' per-chunk chain of round trips is longer than v6's steps; dev/lab/v6_xprod.diff).
+// a chunk before reading its projections), and since session 39 in v6's float32 tile of one at H = 256 for B = 1, one
+// direction (persistent_kernels_v6.cuh, xprod_plan: session 38's first v6 version had lost, dev/lab/v6_xprod.diff).
 #pragma once
 
 #include "persistent_common.cuh"
