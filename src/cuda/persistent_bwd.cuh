@@ -81,22 +81,26 @@ struct BwdParams {
 // Pointwise inputs of one (processing step, sequence, unit) of the backward recurrence, shared by the cluster kernel
 // below and the grid kernel (persistent_bwd_grid.cuh). valid = false past the sequence's length, and wherever the
 // caller passes ok = false (no such thread role, final matvec-only pass, column past the tile, padded unit).
-template <int G>
+template <int G, typename TW>
 struct BwdIn {
   bool valid;
   int t;  // real time of processing step k
   float a[G];
   float c, cp, dy, hn, hp;
+  // 16-bit storage: dy and h_prev's hi / lo halves as loaded; bwd_in_ready widens them when the step uses them. A
+  // conversion next to the load waits for the load there, one step early, which undoes the prefetch: ~600 cycles of
+  // every 16-bit grid-backward step at H = 1024 (session 50's phase profile, docs/performance.md).
+  TW dyr, hpr[2];
 };
 
 // The inputs of processing step k for sequence bg (global index), unit gu of direction dir, length len.
 template <int CELL, typename TW>
-__device__ __forceinline__ BwdIn<CellTraits<CELL>::G> bwd_load_in(const BwdParams<TW>& p, int dir, int k, int bg,
-                                                                  int gu, int len, bool ok) {
-  using S = Store<TW>;
+__device__ __forceinline__ BwdIn<CellTraits<CELL>::G, TW> bwd_load_in(const BwdParams<TW>& p, int dir, int k, int bg,
+                                                                      int gu, int len, bool ok) {
   constexpr int G = CellTraits<CELL>::G;
+  constexpr bool W16 = sizeof(TW) == 2;
   const int T = p.T, B = p.B, Hr = p.Hr;
-  BwdIn<G> v{};
+  BwdIn<G, TW> v{};
   v.valid = false;
   v.t = dir == 0 ? T - 1 - k : k;
   if (!ok || k >= T || v.t >= len) return v;
@@ -105,7 +109,11 @@ __device__ __forceinline__ BwdIn<CellTraits<CELL>::G> bwd_load_in(const BwdParam
   const float* ap = p.acts[dir] + row * (G * Hr) + gu;
 #pragma unroll
   for (int g = 0; g < G; ++g) v.a[g] = ap[g * Hr];
-  v.dy = S::to_f(p.dy[(v.t * p.dy_rt + bg * p.dy_rb) * p.dy_width + dir * Hr + gu]);
+  const TW dy = p.dy[(v.t * p.dy_rt + bg * p.dy_rb) * p.dy_width + dir * Hr + gu];
+  if constexpr (W16)
+    v.dyr = dy;
+  else
+    v.dy = dy;
   const int sin = dir == 0 ? v.t : v.t + 1, sout = dir == 0 ? v.t + 1 : v.t;  // STANDARD's slots (T+1 of them)
   if (CELL == LSTM) {
     v.c = p.cs[dir][(size_t(sout) * B + bg) * Hr + gu];
@@ -114,8 +122,23 @@ __device__ __forceinline__ BwdIn<CellTraits<CELL>::G> bwd_load_in(const BwdParam
   if (CELL == GRU) v.hn = p.hn[dir][row * Hr + gu];
   if (CELL == GRU || CELL == GRU_RB) {
     const TW* hr = p.hs[dir] + (size_t(sin) * B + bg) * (size_t(Hr) * kStateSlots<TW>) + gu;
-    v.hp = S::to_f(hr[0]);
-    if constexpr (sizeof(TW) == 2) v.hp += S::to_f(hr[Hr]);
+    if constexpr (W16) {
+      v.hpr[0] = hr[0];
+      v.hpr[1] = hr[Hr];
+    } else {
+      v.hp = hr[0];
+    }
+  }
+  return v;
+}
+
+// The loaded inputs ready for the step that uses them (16-bit: widened here, float32: as loaded).
+template <int CELL, typename TW>
+__device__ __forceinline__ BwdIn<CellTraits<CELL>::G, TW> bwd_in_ready(BwdIn<CellTraits<CELL>::G, TW> v) {
+  using S = Store<TW>;
+  if constexpr (sizeof(TW) == 2) {
+    v.dy = S::to_f(v.dyr);
+    if (CELL == GRU || CELL == GRU_RB) v.hp = S::to_f(v.hpr[0]) + S::to_f(v.hpr[1]);
   }
   return v;
 }
@@ -123,8 +146,8 @@ __device__ __forceinline__ BwdIn<CellTraits<CELL>::G> bwd_load_in(const BwdParam
 // One unit's cell backward: dh = dh_tot + dy -> input-side (dgx) and recurrent-side (dgr) pre-activation gradients,
 // the new dc and carried (the part of dh_prev that does not go through W_hh). Inactive step: carried = dh_tot, dc
 // unchanged, gradients 0; padded unit (live = false): everything 0.
-template <int CELL>
-__device__ __forceinline__ void bwd_cell(const BwdIn<CellTraits<CELL>::G>& in, float dh_tot, float dc_cur, float clip,
+template <int CELL, typename TW>
+__device__ __forceinline__ void bwd_cell(const BwdIn<CellTraits<CELL>::G, TW>& in, float dh_tot, float dc_cur, float clip,
                                          bool live, float (&dgx)[CellTraits<CELL>::G],
                                          float (&dgr)[CellTraits<CELL>::G], float& carry, float& dc_new) {
   constexpr int G = CellTraits<CELL>::G;
@@ -295,7 +318,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
   __syncthreads();  // lens visible to every role
 
   // Pointwise inputs of (processing step k, chunk c) for this thread's (unit, column), one chunk ahead.
-  using In = BwdIn<G>;
+  using In = BwdIn<G, TW>;
   auto load_in = [&](int k, int c) -> In {
     const int b = c * BC + pbc;
     const bool ok = cell_thread && b < nb && p_live;
@@ -406,7 +429,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
       __syncthreads();
 
       // ---- 2. cell phase ----
-      const In in = nx;
+      const In in = bwd_in_ready<CELL, TW>(nx);
       if (c + 1 < nchunk) nx = load_in(k, c + 1);
       else nx = load_in(k + 1, 0);
       const int b = c * BC + pbc;
@@ -428,7 +451,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_kernel(const BwdParams<TW>
           }
         } else {
           float dgx[G], dgr[G], carry, dc_new;  // input-side and recurrent-side pre-activation gradients
-          bwd_cell<CELL>(in, dh_tot, dc_cur, p.clip, p_live, dgx, dgr, carry, dc_new);
+          bwd_cell<CELL, TW>(in, dh_tot, dc_cur, p.clip, p_live, dgx, dgr, carry, dc_new);
           if (pk == 0) {
             carried[so] = carry;
             if (CELL == LSTM) dcs[so] = dc_new;

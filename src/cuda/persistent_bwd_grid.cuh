@@ -35,6 +35,8 @@
 // Precision and determinism: float32 exchange and sums in a fixed order (no atomics on data), as the cluster kernel.
 #pragma once
 
+#include <type_traits>
+
 #include "mma_sync.cuh"
 #include "persistent_bwd.cuh"
 #include "persistent_plan.h"  // kBwdCounterStride
@@ -153,7 +155,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
   }
   __syncthreads();  // lens, dgl
 
-  using In = BwdIn<G>;
+  using In = BwdIn<G, TW>;
   In nx = bwd_load_in<CELL, TW>(p, dir, 0, bl + cb, gu, p_live ? lens[cb] : 0, p_live);
   float* part = p.part[dir] + size_t(group) * 2 * C * BS * H;
   unsigned* counter = p.counter[dir] + group * kBwdCounterStride;
@@ -210,12 +212,12 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
       }
       break;
     }
-    const In in = nx;
+    const In in = bwd_in_ready<CELL, TW>(nx);
     int t_out = 0;  // real time of this step's reserve rows
     nx = bwd_load_in<CELL, TW>(p, dir, k + 1, bl + cb, gu, p_live ? lens[cb] : 0, p_live);
     if (cell_thread) {
       float dgx[G], dgr[G], carry, dc_new;
-      bwd_cell<CELL>(in, dh_tot, dc, p.clip, p_live, dgx, dgr, carry, dc_new);
+      bwd_cell<CELL, TW>(in, dh_tot, dc, p.clip, p_live, dgx, dgr, carry, dc_new);
       carried = carry;
       dc = dc_new;
       t_out = in.t;
@@ -265,10 +267,15 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
       }
     } else {
       float* dst = part + size_t((k + 1) & 1) * C * BS * H + size_t(rank) * BS * H + 2 * tid;
-      for (int b0 = 0; b0 < B; b0 += 4) {
-        float2 acc[4];
+      // Sequences b0 .. b0 + NQ - 1: NQ = 4, and a rest of 1 or 2 one sequence at a time (until session 50 every
+      // chunk multiplied 4 sequences, so B = 1 did 4x the FMAs and loads it needed: ~1300 of the ~5600 cycles of a
+      // float32 LSTM step; a third instantiation, NQ = 2, made the LSTM kernel spill). Each sequence's sums are the
+      // same, in the same order, whatever NQ.
+      auto chunk = [&](int b0, auto nq) {
+        constexpr int NQ = decltype(nq)::value;
+        float2 acc[NQ];
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[q] = make_float2(0.f, 0.f);
+        for (int q = 0; q < NQ; ++q) acc[q] = make_float2(0.f, 0.f);
 #pragma unroll
         for (int r = 0; r < R; r += 4) {
           float2 w[4];
@@ -276,7 +283,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
           for (int i = 0; i < 4; ++i)
             w[i] = S::to_f2(r + i < KREG ? wreg[r + i < KREG ? r + i : 0] : Wsm[(r + i - KREG) * NT + tid]);
 #pragma unroll
-          for (int q = 0; q < 4; ++q) {
+          for (int q = 0; q < NQ; ++q) {
             const float4 d = *reinterpret_cast<const float4*>(dgl + (b0 + q) * R + r);
             acc[q].x = fmaf(w[0].x, d.x, acc[q].x);
             acc[q].y = fmaf(w[0].y, d.x, acc[q].y);
@@ -289,8 +296,15 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
           }
         }
 #pragma unroll
-        for (int q = 0; q < 4; ++q)
+        for (int q = 0; q < NQ; ++q)
           if (b0 + q < B) __stcg(reinterpret_cast<float2*>(dst + size_t(b0 + q) * H), acc[q]);
+      };
+      int b0 = 0;
+      for (; b0 + 4 <= B; b0 += 4) chunk(b0, std::integral_constant<int, 4>{});
+      if (B - b0 == 3) {
+        chunk(b0, std::integral_constant<int, 4>{});
+      } else {
+        for (; b0 < B; ++b0) chunk(b0, std::integral_constant<int, 1>{});
       }
     }
     __syncthreads();

@@ -173,7 +173,8 @@ class BwdGridKernelImpl final : public BwdKernel {
 // The configuration set per storage type: the forward's cluster shapes transposed (H=256: clusters of 8, H=512 and
 // RNN H=1024: clusters of 16; U = 32 units per CTA, 64 for RNN H=1024), the same number of W_hh values per thread.
 // H=1024 LSTM/GRU (grid mode in the forward): the grid-mode backward, U = 8 units per CTA (128 CTAs), every weight
-// pair of a thread in registers (LSTM 32 pairs, GRU 24) but 4 of float32 LSTM's (in shared memory: no spills). Both
+// pair of a thread in registers (LSTM 32 pairs, GRU 24) but 12 of float32 LSTM's (in shared memory: no spills; 4
+// until session 50, whose one-sequence chunk made 28 in registers spill). Both
 // directions (2 x 128 CTAs) do not fit one H100: STANDARD's loop runs there in float32 (as the float32 forward is
 // refused); 16-bit storage has the tensor-core share with U = 16 (2 x 64 CTAs) as well.
 template <typename TW>
@@ -206,7 +207,7 @@ void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   v.emplace_back(new BwdKernelImpl<RNN_RELU, TW, 256, 8, 16, 4>());
   v.emplace_back(new BwdKernelImpl<RNN_RELU, TW, 512, 16, 32, 4>());
   v.emplace_back(new BwdKernelImpl<RNN_RELU, TW, 1024, 16, R1024, 4>());
-  v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 8, w16 ? 32 : 28>());
+  v.emplace_back(new BwdGridKernelImpl<LSTM, TW, 1024, 8, w16 ? 32 : 20>());
   v.emplace_back(new BwdGridKernelImpl<GRU, TW, 1024, 8, 24>());
   // 16-bit: the same grid kernel with the share on tensor cores (persistent_bwd_grid.cuh, MMA), taken first by
   // choose_bwd (persistent_choice.cu) unless OPENRNN_PERSIST_BWD_RS=0.

@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
       for (int i = tid; i < 2 * N * LDG; i += NT) dgl[i] = zero;  // rows of sequences past nb stay 0
     }
   }
-  using In = BwdIn<G>;
+  using In = BwdIn<G, TW>;
   auto load_in = [&](int k) -> In {
     return bwd_load_in<CELL, TW>(p, dir, k, b0 + s, gu, len, cell_thread && p_live);
   };
@@ -182,7 +182,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
 
   const int q = (warp * UPW) / U, qoff = (warp * UPW) % U;  // the peer this warp's shares go to, its unit offset
   for (int k = 0; k <= T; ++k) {
-    const In in = nx;
+    const In in = bwd_in_ready<CELL, TW>(nx);
     if (k < T) nx = load_in(k + 1);
     // ---- 1-2. the peers' shares of step k-1, then the cell ----
     float dh_tot = carried;
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
     TW* dl = dgl + (k & 1) * N * LDG;
     if (cell_thread) {
       float dgx[G], dgr[G], carry, dc_new;  // input-side and recurrent-side pre-activation gradients
-      bwd_cell<CELL>(in, dh_tot, dc, p.clip, p_live, dgx, dgr, carry, dc_new);
+      bwd_cell<CELL, TW>(in, dh_tot, dc, p.clip, p_live, dgx, dgr, carry, dc_new);
       carried = carry;
       dc = dc_new;
       if (p_live) bwd_store_dG<CELL, TW>(p, dir, in.t, b0 + s, gu, dgx, dgr);
