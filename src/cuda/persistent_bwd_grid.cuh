@@ -267,10 +267,10 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_grid_kernel(const BwdParam
       }
     } else {
       float* dst = part + size_t((k + 1) & 1) * C * BS * H + size_t(rank) * BS * H + 2 * tid;
-      // Sequences b0 .. b0 + NQ - 1: NQ = 4, and a rest of 1 or 2 one sequence at a time (until session 50 every
-      // chunk multiplied 4 sequences, so B = 1 did 4x the FMAs and loads it needed: ~1300 of the ~5600 cycles of a
-      // float32 LSTM step; a third instantiation, NQ = 2, made the LSTM kernel spill). Each sequence's sums are the
-      // same, in the same order, whatever NQ.
+      // Sequences b0 .. b0 + NQ - 1: NQ = 4, and a rest of 1 or 2 one sequence at a time. Until session 50 every
+      // chunk multiplied 4 sequences, so B = 1 did 4x the FMAs and loads it needed: its share product took 1794
+      // cycles of a 5590-cycle float32 LSTM step, as long as B = 4's (phase profile, H100). A third instantiation,
+      // NQ = 2, made the LSTM kernel spill. Each sequence's sums are the same, in the same order, whatever NQ.
       auto chunk = [&](int b0, auto nq) {
         constexpr int NQ = decltype(nq)::value;
         float2 acc[NQ];

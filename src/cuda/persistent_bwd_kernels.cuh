@@ -174,9 +174,9 @@ class BwdGridKernelImpl final : public BwdKernel {
 // RNN H=1024: clusters of 16; U = 32 units per CTA, 64 for RNN H=1024), the same number of W_hh values per thread.
 // H=1024 LSTM/GRU (grid mode in the forward): the grid-mode backward, U = 8 units per CTA (128 CTAs), every weight
 // pair of a thread in registers (LSTM 32 pairs, GRU 24) but 12 of float32 LSTM's (in shared memory: no spills; 4
-// until session 50, whose one-sequence chunk made 28 in registers spill). Both
-// directions (2 x 128 CTAs) do not fit one H100: STANDARD's loop runs there in float32 (as the float32 forward is
-// refused); 16-bit storage has the tensor-core share with U = 16 (2 x 64 CTAs) as well.
+// until session 50, whose one-sequence chunk made 28 in registers spill). Both directions (2 x 128 CTAs) do not fit
+// one H100: STANDARD's loop runs there in float32 (as the float32 forward is refused); 16-bit storage has the
+// tensor-core share with U = 16 (2 x 64 CTAs) as well.
 template <typename TW>
 void add_bwd_kernels(std::vector<std::unique_ptr<BwdKernel>>& v) {
   // KREG per configuration from ptxas -v (sm_90a, 128 registers at 512 threads): the largest of those tried that
