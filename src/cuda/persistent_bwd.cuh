@@ -192,6 +192,37 @@ __device__ __forceinline__ void bwd_store_dG(const BwdParams<TW>& p, int dir, in
   }
 }
 
+// bwd_store_dG's values rounded to the storage type and packed in pairs (LSTM: dG of gates (0, 1) and (2, 3); GRU:
+// (dGx, dGh) of each gate), for a kernel that leaves them in shared memory for another warp to store (the
+// reduce-scatter kernel's deferred stores, persistent_bwd_rs.cuh). The pair conversions round each element as from_f
+// does: the stored values are bwd_store_dG's bit for bit.
+template <int CELL>
+struct DGPairs {
+  static constexpr int G = CellTraits<CELL>::G;
+  static constexpr int NQ = CELL == GRU ? G : G / 2;
+};
+template <int CELL, typename TW>
+__device__ __forceinline__ typename Store<TW>::Pair bwd_dG_pair(int i, const float (&dgx)[CellTraits<CELL>::G],
+                                                                const float (&dgr)[CellTraits<CELL>::G]) {
+  using S = Store<TW>;
+  return CELL == GRU ? S::from_f2(dgx[i], dgr[i]) : S::from_f2(dgx[2 * i], dgx[2 * i + 1]);
+}
+// Stores pair i of bwd_dG_pair at time t, sequence bg, unit gu.
+template <int CELL, typename TW>
+__device__ __forceinline__ void bwd_store_dG_pair(const BwdParams<TW>& p, int dir, int t, int bg, int gu, int i,
+                                                  typename Store<TW>::Pair v) {
+  constexpr int G = CellTraits<CELL>::G;
+  const size_t row = size_t(t) * p.B + bg;
+  TW* dg = p.dG[dir] + row * (G * p.Hr) + gu;
+  if (CELL == GRU) {
+    dg[i * p.Hr] = v.x;
+    p.dGh[dir][row * (G * p.Hr) + gu + i * p.Hr] = v.y;
+  } else {
+    dg[(2 * i) * p.Hr] = v.x;
+    dg[(2 * i + 1) * p.Hr] = v.y;
+  }
+}
+
 // The transposed row slice of a CTA as mma A fragments, for the 16-bit products of the reduce-scatter backward kernels
 // (persistent_bwd_rs.cuh; persistent_bwd_grid.cuh's MMA share): A[m][r] = W_hh[(r / U) * Hr + u0 + r % U][m] for the
 // gate rows r < R of the CTA's U units (KT*16 >= R k columns: the rest 0) and all H units m (padded units: 0); warp w

@@ -22,6 +22,8 @@
 //  1. wait for the peers' shares of step k-1 (the CTA's mbarrier bar[k&1]; none at k = 0);
 //  2. cell: dh_tot = carried + the C shares of (s, unit) summed in a fixed order; bwd_cell -> dG / dGh rows of the
 //     reserve, carried, dc, and dGrec split into hi / lo 16-bit halves in dgl[k&1][2s + {0,1}][r] (shared memory);
+//     16-bit tiles of 4 (and 8 at H = 256) leave the dG rows in dqs[k&1] instead, and an idle warp stores them to the
+//     reserve during step k+1's cell phase (DEFER, BwdRsConfig);
 //  3. __syncthreads; product: share[m][s] = sum_r A[m][r] (dGrec hi + lo)[s][r] with mma.sync m16n8k16 (the B
 //     operand's n rows 2s, 2s+1 are hi and lo of sequence s and land in one thread's c0 / c1: summed in registers);
 //  4. each warp's MTW m-tiles are 16*MTW units of one peer (q = warp*16*MTW / U): the warp stages its shares in
@@ -37,7 +39,9 @@
 // Why nothing is overwritten early: CTA P pushes into Q's recv[(k+1)&1] at step k, after its wait at step k, which
 // needed Q's step-(k-1) push, which Q issued after the __syncthreads that follows its step-(k-1) cell phase (the last
 // reads of recv[(k+1)&1] = recv[(k-1)&1]). dgl is double-buffered: dgl[k&1] is rewritten at step k+2, after every warp
-// passed step k+1's __syncthreads, i.e. finished step k's product. A final cluster barrier keeps the cluster alive
+// passed step k+1's __syncthreads, i.e. finished step k's product. dqs[k&1] likewise: written before step k's
+// __syncthreads, read by the helper warp after it (in step k+1, or at k = T for the last step), rewritten after step
+// k+1's. A final cluster barrier keeps the cluster alive
 // until the last pushes have landed.
 //
 // Precision (16-bit): W_hh in its 16-bit storage (exact); dGrec as hi + lo (float16: 22 bits, bfloat16: 16 bits;
@@ -78,19 +82,29 @@ struct BwdRsConfig {
   static constexpr int LDG = R + 8;  // dgl / staging row stride, halves (odd multiple of 16 bytes: ldmatrix)
   static constexpr int SLD = UPW + 8;  // stg row stride, floats (the 4 sequences of one store: distinct banks)
   static constexpr int F4W = NBS * UPW / 4;  // float4 of one warp's staged shares
+  // The dG rows of the reserve stored by idle warps (session 51; 16-bit tiles of 4, and of 8 at H = 256): cell warp s
+  // leaves its step's dG in shared memory (dqs, as rounded pairs), and warp NBS + (s ^ 1), which runs no cell and sits
+  // on another SM sub-partition (warp % 4), stores them during the next step's cell phase, far from the push. H100,
+  // session 51: stored by the cell warps before the barrier that releases the product, they took 100-140 cycles of a
+  // 1430-2050-cycle step (run 2's phase profile); stored by them after the push, they delayed the push's delivery
+  // (run 3: training +1% to +3.6%); by the idle warps, training -1% to -4% (runs 6-7). Not LSTM's tile of 8 at
+  // H = 512 (B = 29-56): it would spill 54 bytes (none now).
+  static constexpr bool DEFER = !F32 && 2 * NBS <= NW && (NBS == 4 || H == 256);
+  static constexpr int NQ = DGPairs<CELL>::NQ;
   // float32 (FFMA): thread tid owns unit m = tid % H over the row range ks = tid / H of KS = NT / H (a share per
   // range: the receiver sums SRC = C * KS of them), RPK rows, KREG of them in registers, RSM in shared memory.
   static constexpr int KS = F32 ? NT / H : 1, SRC = C * KS;
   static constexpr int RPK = R / KS, KREG = F32 ? KREG_ : 0, RSM = F32 ? RPK - KREG : 0;
   static_assert(!F32 || (NT % H == 0 && RPK % 4 == 0 && KREG % 4 == 0 && KREG <= RPK), "float32 row ranges");
   // Shared memory: bar [2] (16 B) | recv [2][SRC][NBS][U] float | then 16-bit: dgl [2][N][LDG] TW | stg [NW][NBS][SLD]
-  // float; float32: dgl [2][NBS][R] float | Wsm [RSM][NT] float. 16-bit: before the first cluster barrier, the W
-  // staging buffer [KT*16][H + 8] TW sits at recv (load_wt_fragments).
+  // float | dqs [2][NBS][NQ][32] pairs (DEFER); float32: dgl [2][NBS][R] float | Wsm [RSM][NT] float. 16-bit: before
+  // the first cluster barrier, the W staging buffer [KT*16][H + 8] TW sits at recv (load_wt_fragments).
   static constexpr size_t recv_floats() { return size_t(2) * SRC * NBS * U; }
   static constexpr size_t run_bytes() {
     return 16 + recv_floats() * 4 +
            (F32 ? size_t(2) * NBS * R * 4 + size_t(RSM) * NT * 4
-                : size_t(2) * N * LDG * 2 + size_t(NW) * NBS * SLD * 4);
+                : size_t(2) * N * LDG * 2 + size_t(NW) * NBS * SLD * 4 +
+                      (DEFER ? size_t(2) * NBS * NQ * 32 * 4 : 0));
   }
   static constexpr size_t stage_bytes() { return F32 ? 0 : 16 + w_stage_bytes(KT * 16, H); }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
@@ -121,6 +135,10 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
   float* stg = reinterpret_cast<float*>(dgl + 2 * N * LDG);     // 16-bit: [NW][NBS][SLD]
   float* dgf = recv + Cfg::recv_floats();                       // float32: [2][NBS][R]
   float* Wsm = dgf + 2 * NBS * R;                               // float32: [RSM][NT]
+  using Pair = typename S::Pair;
+  constexpr bool DEFER = Cfg::DEFER;
+  constexpr int NQ = Cfg::NQ;
+  Pair* dqs = reinterpret_cast<Pair*>(stg + Cfg::NW * NBS * SLD);  // 16-bit, DEFER: [2][NBS][NQ][32]
 
   // ---- the weights, once. 16-bit: A fragments A[m][r] = W_hh[(r / U) * Hr + u0 + r % U][m], m-tiles warp*MTW + i,
   // every k-tile (load_wt_fragments, persistent_bwd.cuh). float32: the rows of this thread's range for its unit.
@@ -181,6 +199,10 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
   cluster_wait_acquire();
 
   const int q = (warp * UPW) / U, qoff = (warp * UPW) % U;  // the peer this warp's shares go to, its unit offset
+  // DEFER: warp NBS + hs stores sequence hs's dG rows one step late (hs < nb; its lane's unit gu)
+  // (warp NBS + (hs ^ 1): not on the SM sub-partition of cell warp hs, warp % 4)
+  const int hs = (warp - NBS) ^ 1;
+  const bool helper = DEFER && warp >= NBS && warp < 2 * NBS && hs < nb && p_live;
   for (int k = 0; k <= T; ++k) {
     const In in = bwd_in_ready<CELL, TW>(nx);
     if (k < T) nx = load_in(k + 1);
@@ -200,6 +222,14 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
         dh_tot = carried + (a0 + a1);
       }
     }
+    // DEFER: step k-1's dG rows (processing step k-1 is time T-k forward, k-1 reverse; dqs[(k-1)&1] was written
+    // before step k-1's __syncthreads and is next written after step k's)
+    if (DEFER && helper && k > 0) {
+      const int tp = dir == 0 ? T - k : k - 1;
+      const Pair* src = dqs + (((k - 1) & 1) * NBS + hs) * NQ * 32 + lane;
+#pragma unroll
+      for (int i = 0; i < NQ; ++i) bwd_store_dG_pair<CELL, TW>(p, dir, tp, b0 + hs, gu, i, src[i * 32]);
+    }
     if (k == T) {  // final pass: the gradients of hx and cx
       if (cell_thread && p_live) {
         const size_t g = size_t(b0 + s) * Hr + gu;
@@ -214,7 +244,13 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
       bwd_cell<CELL, TW>(in, dh_tot, dc, p.clip, p_live, dgx, dgr, carry, dc_new);
       carried = carry;
       dc = dc_new;
-      if (p_live) bwd_store_dG<CELL, TW>(p, dir, in.t, b0 + s, gu, dgx, dgr);
+      if constexpr (DEFER) {
+        Pair* dst = dqs + ((k & 1) * NBS + s) * NQ * 32 + lane;
+#pragma unroll
+        for (int i = 0; i < NQ; ++i) dst[i * 32] = bwd_dG_pair<CELL, TW>(i, dgx, dgr);
+      } else {
+        if (p_live) bwd_store_dG<CELL, TW>(p, dir, in.t, b0 + s, gu, dgx, dgr);
+      }
 #pragma unroll
       for (int g = 0; g < G; ++g) {
         if constexpr (F32) {
