@@ -86,7 +86,7 @@ struct BwdRsConfig {
   // leaves its step's dG in shared memory (dqs, as rounded pairs), and warp NBS + (s ^ 1), which runs no cell and sits
   // on another SM sub-partition (warp % 4), stores them during the next step's cell phase, far from the push. H100,
   // session 51: stored by the cell warps before the barrier that releases the product, they took 100-140 cycles of a
-  // 1430-2050-cycle step (run 2's phase profile); stored by them after the push, they delayed the push's delivery
+  // 1430-1970-cycle step (run 2's phase profile); stored by them after the push, they delayed the push's delivery
   // (run 3: training +1% to +3.6%); by the idle warps, training -1% to -4% (runs 6-7). Not LSTM's tile of 8 at
   // H = 512 (B = 29-56): it would spill 54 bytes (none now).
   static constexpr bool DEFER = !F32 && 2 * NBS <= NW && (NBS == 4 || H == 256);
