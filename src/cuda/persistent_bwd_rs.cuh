@@ -85,10 +85,10 @@ struct BwdRsConfig {
   // The dG rows of the reserve stored by idle warps (session 51; 16-bit tiles of 4, and of 8 at H = 256): cell warp s
   // leaves its step's dG in shared memory (dqs, as rounded pairs), and warp NBS + (s ^ 1), which runs no cell and sits
   // on another SM sub-partition (warp % 4), stores them during the next step's cell phase, far from the push. H100,
-  // session 51: stored by the cell warps before the barrier that releases the product, they took 100-140 cycles of a
-  // 1430-1970-cycle step (run 2's phase profile); stored by them after the push, they delayed the push's delivery
-  // (run 3: training +1% to +3.6%); by the idle warps, training -1% to -4% (runs 6-7). Not LSTM's tile of 8 at
-  // H = 512 (B = 29-56): it would spill 54 bytes (none now).
+  // session 51: stored by the cell warps before the barrier that releases the product, they took about 85-125 cycles
+  // of a 1430-1970-cycle step (runs 2-3's phase profiles); stored by them after the push, they delayed the push's
+  // delivery (run 3: training up to +3.6%); by the idle warps, training -0.4% to -4.6% (run 7; LSTM H = 512 B = 16
+  // +1.6% / +2.3%). Not LSTM's tile of 8 at H = 512 (B = 29-56): it would spill 54 bytes (none now).
   static constexpr bool DEFER = !F32 && 2 * NBS <= NW && (NBS == 4 || H == 256);
   static constexpr int NQ = DGPairs<CELL>::NQ;
   // float32 (FFMA): thread tid owns unit m = tid % H over the row range ks = tid / H of KS = NT / H (a share per
