@@ -41,8 +41,7 @@
 // reads of recv[(k+1)&1] = recv[(k-1)&1]). dgl is double-buffered: dgl[k&1] is rewritten at step k+2, after every warp
 // passed step k+1's __syncthreads, i.e. finished step k's product. dqs[k&1] likewise: written before step k's
 // __syncthreads, read by the helper warp after it (in step k+1, or at k = T for the last step), rewritten after step
-// k+1's. A final cluster barrier keeps the cluster alive
-// until the last pushes have landed.
+// k+1's. A final cluster barrier keeps the cluster alive until the last pushes have landed.
 //
 // Precision (16-bit): W_hh in its 16-bit storage (exact); dGrec as hi + lo (float16: 22 bits, bfloat16: 16 bits;
 // STANDARD multiplies dG rounded to one 16-bit value); float32 accumulation; the C shares summed in a fixed order.
@@ -199,8 +198,8 @@ __global__ void __launch_bounds__(512, 1) persist_bwd_rs_kernel(const BwdParams<
   cluster_wait_acquire();
 
   const int q = (warp * UPW) / U, qoff = (warp * UPW) % U;  // the peer this warp's shares go to, its unit offset
-  // DEFER: warp NBS + hs stores sequence hs's dG rows one step late (hs < nb; its lane's unit gu)
-  // (warp NBS + (hs ^ 1): not on the SM sub-partition of cell warp hs, warp % 4)
+  // DEFER: warp NBS + (hs ^ 1) stores sequence hs's dG rows one step late (hs < nb; its lane's unit gu); the xor keeps
+  // it off cell warp hs's SM sub-partition (warp % 4)
   const int hs = (warp - NBS) ^ 1;
   const bool helper = DEFER && warp >= NBS && warp < 2 * NBS && hs < nb && p_live;
   for (int k = 0; k <= T; ++k) {
