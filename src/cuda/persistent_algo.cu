@@ -716,8 +716,9 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // GRU 13.86-13.89 vs 8.29-8.30; B = 320 LSTM 16.27-16.34 vs 13.91-13.92, GRU 14.19-14.24 vs 12.86-12.95; AUTO
     // within 0.5% of the faster there, and PERSISTENT's results checked against cuDNN. PERSISTENT was still faster at
     // B = 352 / 384 (LSTM 14.51-14.76 vs 16.76-17.25, GRU 13.37-13.65 vs 14.52-14.78), where its results were not
-    // checked: the bound stays at 320 until they are. Inference above B = 256 was not timed.
-    if (B > 256 && !(mode == OPENRNN_FWD_TRAINING && H == 256 && B <= 320)) return false;
+    // checked: the bound stays at 320 until they are. Inference above B = 256, and several layers there (STANDARD runs
+    // them as a wavefront), were not timed, so they keep STANDARD.
+    if (B > 256 && !(mode == OPENRNN_FWD_TRAINING && H == 256 && B <= 320 && rnn.cfg.num_layers == 1)) return false;
     // Both directions need twice the blocks: at 2B*H > 131072 (e.g. B = 256, H = 512) v7's blocks no longer all fit
     // and v4 would run (3x slower); not timed against STANDARD with D = 2, so STANDARD keeps it.
     if (rnn.D == 2 && 2LL * B * H > 131072) return false;
