@@ -711,14 +711,22 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   // run but 22.0 vs 20.8 in session 6's: STANDARD kept it until the tensor-core tiles ran in several waves.
   const bool lstm = rnn.cfg.cell == OPENRNN_CELL_LSTM;
   if (w16 && persist_v7_mode() != 0 && v7_preferred(B, H)) {
-    // Training at H = 256 keeps PERSISTENT up to B = 320 (session 51, runs 10-11, H100, graph, µs/step, STANDARD
-    // against PERSISTENT, one direction, one layer, float16 and bfloat16 alike): B = 288 LSTM 15.85-15.97 vs 9.42-9.43,
-    // GRU 13.86-13.89 vs 8.29-8.30; B = 320 LSTM 16.27-16.34 vs 13.91-13.92, GRU 14.19-14.24 vs 12.86-12.95; AUTO
-    // within 0.5% of the faster there, and PERSISTENT's results checked against cuDNN. PERSISTENT was still faster at
-    // B = 352 / 384 (LSTM 14.51-14.76 vs 16.76-17.25, GRU 13.37-13.65 vs 14.52-14.78), where its results were not
-    // checked: the bound stays at 320 until they are. Inference above B = 256, and several layers there (STANDARD runs
-    // them as a wavefront), were not timed, so they keep STANDARD.
-    if (B > 256 && !(mode == OPENRNN_FWD_TRAINING && H == 256 && B <= 320 && rnn.cfg.num_layers == 1)) return false;
+    // H = 256 above B = 256, one direction, one layer (H100, graph, µs/step, STANDARD against PERSISTENT, float16
+    // and bfloat16 alike; PERSISTENT's results checked against cuDNN with --strict at every training B below):
+    // - training keeps PERSISTENT up to B = 512. Session 51 (runs 10-11): B = 288 LSTM 15.85-15.97 vs 9.42-9.43, GRU
+    //   13.86-13.89 vs 8.29-8.30; B = 320 LSTM 16.27-16.34 vs 13.91-13.92, GRU 14.19-14.24 vs 12.86-12.95. Session
+    //   52 (run 1): B = 352-480 LSTM 16.70-19.02 vs 14.48-16.09, GRU 14.51-15.75 vs 13.41-14.97; B = 512 LSTM
+    //   17.58-17.63 vs 16.54-16.59, GRU 15.80-15.81 vs 15.55-15.61.
+    // - inference (session 52, run 1) keeps PERSISTENT while v9's tiles of 20 run in one wave (15 clusters: B <= 300):
+    //   B = 288 LSTM 7.52-7.60 vs 3.45-3.50, GRU 6.50 vs 2.90-2.91; B = 300 (run 2) LSTM 7.94-8.00 vs 3.50-3.55, GRU
+    //   6.58-6.59 vs 2.92-2.94. Past it they run in two waves: LSTM is still
+    //   PERSISTENT's up to B = 512 (B = 320-512 7.77-9.07 vs 6.86-8.06), GRU is STANDARD's (B = 320-448 6.62-6.92 vs
+    //   7.25-7.85; B = 512 7.02 vs 6.72-6.76, left to STANDARD).
+    // Several layers there (STANDARD runs them as a wavefront) and larger B were not timed: STANDARD.
+    if (B > 256) {
+      if (H != 256 || rnn.cfg.num_layers != 1 || B > 512) return false;
+      if (mode != OPENRNN_FWD_TRAINING && B > 300 && !lstm) return false;
+    }
     // Both directions need twice the blocks: at 2B*H > 131072 (e.g. B = 256, H = 512) v7's blocks no longer all fit
     // and v4 would run (3x slower); not timed against STANDARD with D = 2, so STANDARD keeps it.
     if (rnn.D == 2 && 2LL * B * H > 131072) return false;
