@@ -721,14 +721,13 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     //   B = 288 LSTM 7.52-7.60 vs 3.45-3.50, GRU 6.50 vs 2.90-2.91; B = 300 (run 2) LSTM 7.94-8.00 vs 3.50-3.55, GRU
     //   6.58-6.59 vs 2.92-2.94. Past it they ran in two waves: LSTM was still PERSISTENT's up to B = 512 (B = 320-512
     //   7.77-9.07 vs 6.86-8.06), GRU was STANDARD's (B = 320-448 6.62-6.92 vs 7.25-7.85).
-    // - Since v9's tiles of 24 (LSTM, GRU) and 28 (GRU) (session 52, run 3), one wave reaches B = 360 / 420: GRU
-    //   inference at B = 320-420 6.62-6.94 vs 3.28-3.97, so it keeps PERSISTENT up to B = 420; past it (two waves)
-    //   B = 448 6.94-6.98 vs 7.79-7.85, STANDARD's (B = 512 7.05 vs 6.78-6.82, left to STANDARD). LSTM inference at
-    //   B = 320-360 8.48-9.14 / 7.88-8.50 vs 3.78-4.00.
+    // - Since v9's tiles of 24-32 (session 52, runs 3 and 5), one wave reaches B = 420 (LSTM) / 480 (GRU): GRU
+    //   inference at B = 320-480 6.62-7.00 vs 3.28-4.32, so it keeps PERSISTENT up to B = 480 (B = 512, two waves:
+    //   7.03-7.05 vs 6.79-6.82, left to STANDARD). LSTM inference at B = 320-420 7.88-9.40 vs 3.78-4.56.
     // Several layers there (STANDARD runs them as a wavefront) and larger B were not timed: STANDARD.
     if (B > 256) {
       if (H != 256 || rnn.cfg.num_layers != 1 || B > 512) return false;
-      if (mode != OPENRNN_FWD_TRAINING && B > 420 && !lstm) return false;
+      if (mode != OPENRNN_FWD_TRAINING && B > 480 && !lstm) return false;
     }
     // Both directions need twice the blocks: at 2B*H > 131072 (e.g. B = 256, H = 512) v7's blocks no longer all fit
     // and v4 would run (3x slower); not timed against STANDARD with D = 2, so STANDARD keeps it.

@@ -159,7 +159,7 @@ bool v7_preferred(int B, int H) {
 // Which compiled configuration runs. First, for 16-bit LSTM / GRU at H <= 512, the tensor-core cluster kernel v9
 // (persistent_fwd_v9.cuh), smallest tile first, when every tile gets its own cluster at once (H100, 15 clusters of 8
 // at H = 256 and 7 of 16 at H = 512: tiles of 16 up to B = 240 / 112, tiles of 20 (session 47) up to B = 300 / 140,
-// at H = 256 tiles of 24 (session 52) up to B = 360 and GRU's of 28 up to B = 420;
+// at H = 256 tiles of 24 and 28 (session 52) up to B = 360 / 420 and GRU's of 32 up to B = 480;
 // docs/performance.md, "PERSISTENT v9": faster than v6 / v7 on every such row measured but one tie within 2%, LSTM
 // bfloat16 B = 2 H = 256); then the v6 small-batch kernel (persistent_fwd_v6.cuh),
 // narrowest tile first, when every batch tile gets its own cluster at once (waves == 1: B <= clusters per direction

@@ -75,7 +75,7 @@ struct FwdConfigV9 {
   static constexpr int KT = H / 16, KTW = KT / KS;  // k16 tiles: all, per warp
   static_assert(KT % KS == 0, "k split");
   static constexpr int N = 2 * NBS, NTL = N / 8;  // state rows (hi / lo), n8 tiles
-  static_assert(NBS % 4 == 0 && NBS <= 28, "tiles of 4, 8, 16, 20, 24 or 28 sequences");
+  static_assert(NBS % 4 == 0 && NBS <= 32, "tiles of 4, 8, 16, 20, 24, 28 or 32 sequences");
   // Two accumulator sets (even / odd k-tiles) where the warp has fewer than 4 independent mma chains.
   static constexpr int AS = MT * NTL >= 4 ? 1 : 2;
   static constexpr int LDH = H + 8;   // state row stride, halves (odd multiple of 16 bytes: conflict-free ldmatrix)

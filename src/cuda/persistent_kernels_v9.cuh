@@ -56,10 +56,11 @@ class KernelV9Impl final : public Kernel {
 // and B = 241-300 (the grid's B = 256 among them) / 113-140 ran in two (H100 run 6, µs/step: B = 256 H = 256
 // inference 5.15-5.40 -> 2.78-3.34; H = 512 B = 140 10.9-11.5 -> 4.50-5.43). ptxas: at H = 256 LSTM 126 and GRU
 // 138-142 registers, no spills; at H = 512 GRU 164-168 of its 168, LSTM spills 52-68 bytes (its tiles of 16: 24).
-// Session 52: at H = 256, GRU tiles of 24 and 28 and LSTM tiles of 24 (six and seven n8 tiles) run B <= 420 / 360 in
-// one wave, where tiles of 20 ran B = 301-420 in two (the step more than doubles there: GRU inference B = 320 7.25
-// against 2.92 at B = 300). ptxas: GRU 152-154 / 164 registers of its 168, no spills; LSTM 128 of 128, 4-8 bytes of
-// spills. (GRU's 32 spills 4-8 bytes; LSTM's 28 would spill too. H = 512 has no registers left for larger tiles.)
+// Session 52: at H = 256, tiles of 24 and 28 for both cells and 32 for GRU (six to eight n8 tiles) run B <= 420
+// (LSTM) / 480 (GRU) in one wave, where tiles of 20 ran B = 301-480 in two (the step more than doubles there: GRU
+// inference B = 320 7.25 against 2.92 at B = 300). ptxas: GRU 152-164 registers of its 168 with no spills at 24 / 28,
+// 168 with 4-8 bytes of spills at 32; LSTM 128 of 128 with 4-8 bytes of spills. H = 512 has no registers left for
+// larger tiles.
 template <typename TW>
 void add_kernels_v9(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 4>());
@@ -67,6 +68,7 @@ void add_kernels_v9(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 16>());
   v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 20>());
   v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 24>());
+  v.emplace_back(new KernelV9Impl<LSTM, TW, 256, 8, 28>());
   v.emplace_back(new KernelV9Impl<LSTM, TW, 512, 16, 4>());
   v.emplace_back(new KernelV9Impl<LSTM, TW, 512, 16, 8>());
   v.emplace_back(new KernelV9Impl<LSTM, TW, 512, 16, 16>());
@@ -76,6 +78,7 @@ void add_kernels_v9(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelV9Impl<GRU, TW, 256, 8, 20>());
   v.emplace_back(new KernelV9Impl<GRU, TW, 256, 8, 24>());
   v.emplace_back(new KernelV9Impl<GRU, TW, 256, 8, 28>());
+  v.emplace_back(new KernelV9Impl<GRU, TW, 256, 8, 32>());
   v.emplace_back(new KernelV9Impl<GRU, TW, 512, 16, 4>());
   v.emplace_back(new KernelV9Impl<GRU, TW, 512, 16, 8>());
   v.emplace_back(new KernelV9Impl<GRU, TW, 512, 16, 16>());
