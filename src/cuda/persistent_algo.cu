@@ -723,7 +723,7 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     //   7.77-9.07 vs 6.86-8.06), GRU was STANDARD's (B = 320-448 6.62-6.92 vs 7.25-7.85).
     // - Since v9's tiles of 24-32 (session 52, runs 3 and 5), one wave reaches B = 420 (LSTM) / 480 (GRU): GRU
     //   inference at B = 320-480 6.62-7.00 vs 3.28-4.32, so it keeps PERSISTENT up to B = 480 (B = 512, two waves:
-    //   7.03-7.05 vs 6.79-6.82, left to STANDARD). LSTM inference at B = 320-420 7.88-9.40 vs 3.78-4.56.
+    //   7.03-7.05 vs 6.78-6.82, left to STANDARD). LSTM inference at B = 320-420 7.88-9.40 vs 3.78-4.56.
     // Several layers there (STANDARD runs them as a wavefront) and larger B were not timed: STANDARD.
     if (B > 256) {
       if (H != 256 || rnn.cfg.num_layers != 1 || B > 512) return false;
