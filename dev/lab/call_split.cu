@@ -18,18 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "lab_check.h"  // CK(x): a CUDA runtime call checked (exit 1 on error)
 #include "openrnn/openrnn.h"
 
 namespace {
 
-#define CUDA_OK(x)                                                                          \
-  do {                                                                                      \
-    cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
 #define RNN_OK(x)                                                                                                 \
   do {                                                                                                            \
     openrnn_status s_ = (x);                                                                                      \
@@ -95,12 +88,12 @@ Parts time_case(openrnn_handle_t h, cudaStream_t st, openrnn_cell cell, openrnn_
   RNN_OK(openrnn_get_temp_space_sizes(h, rd, OPENRNN_FWD_TRAINING, xd, &wsz, &rsz));
   const size_t es = 2, nx = size_t(T) * B * H, ns = size_t(B) * H;
   void *x, *y, *dy, *dx, *hx, *cx, *hy, *cy, *w, *dw, *ws, *rs;
-  for (void** p : {&x, &y, &dy, &dx}) CUDA_OK(cudaMalloc(p, nx * es));
-  for (void** p : {&hx, &cx, &hy, &cy}) CUDA_OK(cudaMalloc(p, ns * es));
-  CUDA_OK(cudaMalloc(&w, wb));
-  CUDA_OK(cudaMalloc(&dw, wb));
-  CUDA_OK(cudaMalloc(&ws, std::max<size_t>(wsz, 1)));
-  CUDA_OK(cudaMalloc(&rs, std::max<size_t>(rsz, 1)));
+  for (void** p : {&x, &y, &dy, &dx}) CK(cudaMalloc(p, nx * es));
+  for (void** p : {&hx, &cx, &hy, &cy}) CK(cudaMalloc(p, ns * es));
+  CK(cudaMalloc(&w, wb));
+  CK(cudaMalloc(&dw, wb));
+  CK(cudaMalloc(&ws, std::max<size_t>(wsz, 1)));
+  CK(cudaMalloc(&rs, std::max<size_t>(rsz, 1)));
   auto fill16 = [dt](void* p, size_t n, float scale, unsigned seed) {
     if (dt == OPENRNN_DATA_HALF)
       fill<__half>(p, n, scale, seed);
@@ -112,7 +105,7 @@ Parts time_case(openrnn_handle_t h, cudaStream_t st, openrnn_cell cell, openrnn_
   fill16(hx, ns, 0.5f, 3);
   fill16(cx, ns, 0.5f, 4);
   fill16(w, wb / es, 0.0625f, 5);
-  CUDA_OK(cudaDeviceSynchronize());
+  CK(cudaDeviceSynchronize());
   const bool lstm = cell == OPENRNN_CELL_LSTM;
   auto call = [&] {
     RNN_OK(openrnn_forward(h, rd, OPENRNN_FWD_TRAINING, xd, x, y, hx, hy, lstm ? cx : nullptr, lstm ? cy : nullptr, w,
@@ -129,32 +122,32 @@ Parts time_case(openrnn_handle_t h, cudaStream_t st, openrnn_cell cell, openrnn_
     bdata();
     bweights();
   }
-  CUDA_OK(cudaStreamSynchronize(st));
+  CK(cudaStreamSynchronize(st));
   cudaEvent_t ev[4];
-  for (auto& e : ev) CUDA_OK(cudaEventCreate(&e));
+  for (auto& e : ev) CK(cudaEventCreate(&e));
   cudaGraph_t g;
-  CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-  CUDA_OK(cudaEventRecordWithFlags(ev[0], st, cudaEventRecordExternal));
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  CK(cudaEventRecordWithFlags(ev[0], st, cudaEventRecordExternal));
   call();
-  CUDA_OK(cudaEventRecordWithFlags(ev[1], st, cudaEventRecordExternal));
+  CK(cudaEventRecordWithFlags(ev[1], st, cudaEventRecordExternal));
   bdata();
-  CUDA_OK(cudaEventRecordWithFlags(ev[2], st, cudaEventRecordExternal));
+  CK(cudaEventRecordWithFlags(ev[2], st, cudaEventRecordExternal));
   bweights();
-  CUDA_OK(cudaEventRecordWithFlags(ev[3], st, cudaEventRecordExternal));
-  CUDA_OK(cudaStreamEndCapture(st, &g));
+  CK(cudaEventRecordWithFlags(ev[3], st, cudaEventRecordExternal));
+  CK(cudaStreamEndCapture(st, &g));
   cudaGraphExec_t ge;
-  CUDA_OK(cudaGraphInstantiate(&ge, g, 0));
+  CK(cudaGraphInstantiate(&ge, g, 0));
   std::vector<float> t[4];
   for (int r = 0; r < reps + 2; ++r) {
-    CUDA_OK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, st));  // L2 flush, outside the events
-    CUDA_OK(cudaGraphLaunch(ge, st));
-    CUDA_OK(cudaStreamSynchronize(st));
+    CK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, st));  // L2 flush, outside the events
+    CK(cudaGraphLaunch(ge, st));
+    CK(cudaStreamSynchronize(st));
     if (r < 2) continue;  // the first replays warm the graph up
     float ms[4];
-    CUDA_OK(cudaEventElapsedTime(&ms[0], ev[0], ev[1]));
-    CUDA_OK(cudaEventElapsedTime(&ms[1], ev[1], ev[2]));
-    CUDA_OK(cudaEventElapsedTime(&ms[2], ev[2], ev[3]));
-    CUDA_OK(cudaEventElapsedTime(&ms[3], ev[0], ev[3]));
+    CK(cudaEventElapsedTime(&ms[0], ev[0], ev[1]));
+    CK(cudaEventElapsedTime(&ms[1], ev[1], ev[2]));
+    CK(cudaEventElapsedTime(&ms[2], ev[2], ev[3]));
+    CK(cudaEventElapsedTime(&ms[3], ev[0], ev[3]));
     for (int k = 0; k < 4; ++k) t[k].push_back(ms[k] * 1000.f);
   }
   Parts p;
@@ -162,10 +155,10 @@ Parts time_case(openrnn_handle_t h, cudaStream_t st, openrnn_cell cell, openrnn_
   p.bwd_data = median(t[1]);
   p.bwd_weights = median(t[2]);
   p.total = median(t[3]);
-  CUDA_OK(cudaGraphExecDestroy(ge));
-  CUDA_OK(cudaGraphDestroy(g));
-  for (auto& e : ev) CUDA_OK(cudaEventDestroy(e));
-  for (void* q : {x, y, dy, dx, hx, cx, hy, cy, w, dw, ws, rs}) CUDA_OK(cudaFree(q));
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+  for (auto& e : ev) CK(cudaEventDestroy(e));
+  for (void* q : {x, y, dy, dx, hx, cx, hy, cy, w, dw, ws, rs}) CK(cudaFree(q));
   openrnn_destroy_seq_desc(xd);
   openrnn_destroy_rnn_desc(rd);
   return p;
@@ -210,13 +203,13 @@ int main(int argc, char** argv) {
   openrnn_handle_t h;
   RNN_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
   cudaStream_t st;
-  CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   RNN_OK(openrnn_set_stream(h, st));
   int l2 = 0;
-  CUDA_OK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   const size_t flush_bytes = size_t(2) * l2;
   void* flush;
-  CUDA_OK(cudaMalloc(&flush, flush_bytes));
+  CK(cudaMalloc(&flush, flush_bytes));
   std::vector<int> Ts;
   for (const auto& s : split(seq)) Ts.push_back(std::atoi(s.c_str()));
   const openrnn_data_type dt = dtype == "bfloat16" ? OPENRNN_DATA_BFLOAT16 : OPENRNN_DATA_HALF;
@@ -248,7 +241,7 @@ int main(int argc, char** argv) {
       }
   }
   for (const auto& f : fits) std::printf("%s\n", f.c_str());
-  CUDA_OK(cudaFree(flush));
+  CK(cudaFree(flush));
   openrnn_destroy_handle(h);
   return 0;
 }
