@@ -512,6 +512,99 @@ TEST_P(CudaStandardMma, SixteenBitWithinTwiceTheRoundingError) {
 INSTANTIATE_TEST_SUITE_P(Cases, CudaStandardMma, ::testing::ValuesIn(mma_cases()),
                          [](const ::testing::TestParamInfo<MmaCase>& i) { return i.param.name; });
 
+// The 16-bit weight gradients (standard_wgrad.cu), each parameter on its own (so a wrong bias cannot hide behind a
+// large matrix), against the float64 run on the GPU with rounded inputs, with the fixed bounds of CudaStandardMma;
+// ADD against SET plus the old value. The shapes take every path: cuBLASLt's split K (K = T*B in [4096, 8192], small
+// outputs; operands aligned to 256 bytes and to less), cuBLAS's default, the bias column-sum kernel (K <= 512) and
+// cuBLAS's dG^T 1 above it, with the LSTM b_hh copied from b_ih in SET mode; two layers and directions, GRU's
+// separate dGh, ragged lengths, both layouts. PERSISTENT shares this code (its backward_weights is STANDARD's).
+TEST(CudaStandardWgrad16, MatchesFloat64PerParameterSetAndAdd) {
+  CUDATEST_SKIP_IF_NO_GPU();
+  openrnn_handle_t h = nullptr;
+  ASSERT_EQ(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0), OPENRNN_STATUS_SUCCESS) << openrnn_last_error();
+  struct C {
+    const char* name;
+    Problem pr;
+  };
+  std::vector<C> cases;
+  {  // K = 640: cuBLAS's default and dG^T 1 (GRU: b_hh from dGh); two layers, two directions, ragged
+    Problem p = make(OPENRNN_CELL_GRU, 64, 64, 2, true, 40, 16);
+    p.lengths.resize(16);
+    for (int b = 0; b < 16; ++b) p.lengths[static_cast<size_t>(b)] = 1 + (b * 11) % 40;
+    cases.push_back({"gru_2layer_bidir_ragged_K640", p});
+  }
+  {  // K = 4096, dW 256 x 64: cuBLASLt's split K; LSTM's b_hh a copy of b_ih in SET mode
+    Problem p = make(OPENRNN_CELL_LSTM, 64, 64, 1, false, 64, 64);
+    cases.push_back({"lstm_splitk_K4096", p});
+  }
+  {  // K = 4500, two directions, ragged: split K per direction on its own lane; direction 1's H_in rows start
+     // 45 * 96 * 2 = 8640 bytes into their region (64-byte alignment: cuBLASLt is told, not left to assume 256)
+    Problem p = make(OPENRNN_CELL_GRU, 32, 48, 1, true, 100, 45);
+    p.lengths.resize(45);
+    for (int b = 0; b < 45; ++b) p.lengths[static_cast<size_t>(b)] = 1 + (b * 13) % 100;
+    p.layout = OPENRNN_LAYOUT_BATCH_MAJOR;
+    cases.push_back({"gru_bidir_ragged_batchmajor_splitk_K4500_align64", p});
+  }
+  {  // K = 400: the column-sum kernel
+    Problem p = make(OPENRNN_CELL_LSTM, 48, 40, 1, false, 20, 20);
+    cases.push_back({"lstm_K400", p});
+  }
+  {  // K = 21
+    Problem p = make(OPENRNN_CELL_GRU, 16, 256, 1, false, 7, 3);
+    cases.push_back({"gru_H256_K21", p});
+  }
+  for (const C& c : cases) {
+    const Inputs raw = random_inputs(c.pr, 71);
+    for (const openrnn_data_type dt : {OPENRNN_DATA_HALF, OPENRNN_DATA_BFLOAT16}) {
+      const char* tname = dt == OPENRNN_DATA_HALF ? "float16" : "bfloat16";
+      auto round16 = [dt](const std::vector<double>& a) { return decode(encode(a, dt), dt); };
+      Inputs in = raw;
+      in.x = round16(raw.x);
+      in.hx = round16(raw.hx);
+      in.cx = round16(raw.cx);
+      in.w = round16(raw.w);
+      in.dy = round16(raw.dy);
+      in.dhy = round16(raw.dhy);
+      in.dcy = round16(raw.dcy);
+      in.dw0 = round16(raw.dw0);
+      Problem pr64 = c.pr;
+      pr64.cfg.data_type = OPENRNN_DATA_DOUBLE;
+      const Outputs ref = run_api(h, pr64, in, OPENRNN_FWD_TRAINING, true);
+      Problem pr = c.pr;
+      pr.cfg.data_type = dt;
+      const Outputs o = run_api(h, pr, in, OPENRNN_FWD_TRAINING, true);
+      const Outputs oa = run_api(h, pr, in, OPENRNN_FWD_TRAINING, true, OPENRNN_WGRAD_ADD);
+      const double tol = dt == OPENRNN_DATA_HALF ? 2e-2 : 1e-1, ulp = dt == OPENRNN_DATA_HALF ? 1.0 / 1024 : 1.0 / 128;
+      openrnn_rnn_desc_t d = nullptr;
+      ASSERT_EQ(openrnn_create_rnn_desc(&d, &pr.cfg), OPENRNN_STATUS_SUCCESS);
+      int n = 0;
+      openrnn_get_weight_param_count(d, &n);
+      ASSERT_GT(n, 0);
+      for (int i = 0; i < n; ++i) {
+        openrnn_weight_param wp;
+        openrnn_get_weight_param(d, i, &wp);
+        const size_t len = static_cast<size_t>(wp.rows) * wp.cols;
+        auto slice = [&](const std::vector<double>& v) {
+          return std::vector<double>(v.begin() + static_cast<long>(wp.offset),
+                                     v.begin() + static_cast<long>(wp.offset + len));
+        };
+        const std::vector<double> got = slice(o.dw), want = slice(ref.dw);
+        EXPECT_LE(rel_err(got, want), tol) << c.name << " " << tname << " parameter " << i;
+        // ADD: the old value plus this gradient, rounded once (at most one 16-bit rounding of the larger term away)
+        const std::vector<double> old = slice(in.dw0), add = slice(oa.dw);
+        double worst = 0;
+        for (size_t k = 0; k < len; ++k) {
+          const double e = old[k] + got[k];
+          worst = std::max(worst, std::fabs(add[k] - e) / (std::max(std::fabs(old[k]), std::fabs(got[k])) + 1e-30));
+        }
+        EXPECT_LE(worst, 2 * ulp) << c.name << " " << tname << " parameter " << i << " ADD";
+      }
+      openrnn_destroy_rnn_desc(d);
+    }
+  }
+  openrnn_destroy_handle(h);
+}
+
 }  // namespace
 }  // namespace cudatest
 
