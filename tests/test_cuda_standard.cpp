@@ -449,6 +449,15 @@ std::vector<MmaCase> mma_cases() {
   return v;
 }
 
+// The inputs rounded to the 16-bit type dt, so that a float64 run computes exactly the problem the 16-bit run sees
+// (NaN padding of x and dy survives the rounding).
+Inputs rounded_inputs(const Inputs& raw, openrnn_data_type dt) {
+  auto round16 = [dt](const std::vector<double>& a) { return decode(encode(a, dt), dt); };
+  Inputs in = raw;
+  for (std::vector<double>* v : {&in.x, &in.hx, &in.cx, &in.w, &in.dy, &in.dhy, &in.dcy, &in.dw0}) *v = round16(*v);
+  return in;
+}
+
 class CudaStandardMma : public ::testing::TestWithParam<MmaCase> {
  protected:
   void SetUp() override {
@@ -465,14 +474,7 @@ TEST_P(CudaStandardMma, SixteenBitWithinTwiceTheRoundingError) {
   for (const openrnn_data_type dt : {OPENRNN_DATA_HALF, OPENRNN_DATA_BFLOAT16}) {
     const char* tname = dt == OPENRNN_DATA_HALF ? "float16" : "bfloat16";
     auto round16 = [dt](const std::vector<double>& a) { return decode(encode(a, dt), dt); };
-    Inputs in = raw;  // NaN padding of x and dy survives the rounding
-    in.x = round16(raw.x);
-    in.hx = round16(raw.hx);
-    in.cx = round16(raw.cx);
-    in.w = round16(raw.w);
-    in.dy = round16(raw.dy);
-    in.dhy = round16(raw.dhy);
-    in.dcy = round16(raw.dcy);
+    const Inputs in = rounded_inputs(raw, dt);
     Problem pr64 = base;
     pr64.cfg.data_type = OPENRNN_DATA_DOUBLE;
     const Outputs ref = run_api(h_, pr64, in, OPENRNN_FWD_TRAINING, true);
@@ -557,16 +559,7 @@ TEST(CudaStandardWgrad16, MatchesFloat64PerParameterSetAndAdd) {
     const Inputs raw = random_inputs(c.pr, 71);
     for (const openrnn_data_type dt : {OPENRNN_DATA_HALF, OPENRNN_DATA_BFLOAT16}) {
       const char* tname = dt == OPENRNN_DATA_HALF ? "float16" : "bfloat16";
-      auto round16 = [dt](const std::vector<double>& a) { return decode(encode(a, dt), dt); };
-      Inputs in = raw;
-      in.x = round16(raw.x);
-      in.hx = round16(raw.hx);
-      in.cx = round16(raw.cx);
-      in.w = round16(raw.w);
-      in.dy = round16(raw.dy);
-      in.dhy = round16(raw.dhy);
-      in.dcy = round16(raw.dcy);
-      in.dw0 = round16(raw.dw0);
+      const Inputs in = rounded_inputs(raw, dt);
       Problem pr64 = c.pr;
       pr64.cfg.data_type = OPENRNN_DATA_DOUBLE;
       const Outputs ref = run_api(h, pr64, in, OPENRNN_FWD_TRAINING, true);
