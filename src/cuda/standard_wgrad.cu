@@ -66,7 +66,7 @@ __global__ void bias_grad_kernel(BiasGradPair<T> pr, int ld, int rows, int cols,
 // handful of tiles and leaves most SMs idle: GRU H = 256 11.5 µs, LSTM 16.3 µs per GEMM (H100, session 53 run 2,
 // dev/lab/wgrad_lt.cu, ten back to back in a graph). cuBLASLt's 128 x 64 tile with K split 4 (M*N <= 196608) or 3
 // (<= 262144), partials reduced in float32 through the workspace (a fixed order: deterministic), took 9.2 / 10.7 µs.
-// At K = 1600, or with larger outputs, the split did not pay (0.99-1.07x), so the rule is K in [4096, 8192] and
+// At K <= 1600, or with larger outputs, no split configuration was the fastest, so the rule is K in [4096, 8192] and
 // M*N <= 262144, 16-bit operands; elsewhere, or if cuBLASLt offers no such algorithm, gemm_rm (cuBLAS's default).
 struct WgLtPlan {
   bool ok = false;
