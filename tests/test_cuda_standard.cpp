@@ -598,6 +598,50 @@ TEST(CudaStandardWgrad16, MatchesFloat64PerParameterSetAndAdd) {
   openrnn_destroy_handle(h);
 }
 
+// GRU's bias gradients above 512 rows in float32 against the CPU backend, parameter by parameter, SET and ADD. In
+// SET mode b_hh's r and z parts are b_ih's (dGh equals dG there) and only its n part is summed from dGh
+// (standard_wgrad.cu); a wrong offset or length there would show in b_hh alone, which a float64 run on the GPU shares
+// and a whole-vector error hides. Linear-before-reset (b_hh's n part differs) and reset-before (b_hh is a copy).
+TEST(CudaStandardWgrad, GruBiasesAbove512RowsMatchCpuPerParameter) {
+  CUDATEST_SKIP_IF_NO_GPU();
+  openrnn_handle_t h = nullptr, cpu = nullptr;
+  ASSERT_EQ(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0), OPENRNN_STATUS_SUCCESS) << openrnn_last_error();
+  ASSERT_EQ(openrnn_create_handle(&cpu, OPENRNN_DEVICE_CPU, 0), OPENRNN_STATUS_SUCCESS) << openrnn_last_error();
+  for (const openrnn_cell cell : {OPENRNN_CELL_GRU, OPENRNN_CELL_GRU_RESET_BEFORE}) {
+    // K = T * B = 30 * 24 = 720 rows; two layers and directions; ragged, batch-major
+    Problem p = make(cell, 12, 40, 2, true, 30, 24);
+    p.lengths.resize(24);
+    for (int b = 0; b < 24; ++b) p.lengths[static_cast<size_t>(b)] = 1 + (b * 7) % 30;
+    p.layout = OPENRNN_LAYOUT_BATCH_MAJOR;
+    p.cfg.data_type = OPENRNN_DATA_FLOAT;
+    const Inputs in = random_inputs(p, 29);
+    openrnn_rnn_desc_t d = nullptr;
+    ASSERT_EQ(openrnn_create_rnn_desc(&d, &p.cfg), OPENRNN_STATUS_SUCCESS);
+    int n = 0;
+    openrnn_get_weight_param_count(d, &n);
+    ASSERT_GT(n, 0);
+    for (const openrnn_wgrad_mode mode : {OPENRNN_WGRAD_SET, OPENRNN_WGRAD_ADD}) {
+      const Outputs c = run_api(cpu, p, in, OPENRNN_FWD_TRAINING, true, mode);
+      const Outputs g = run_api(h, p, in, OPENRNN_FWD_TRAINING, true, mode);
+      for (int i = 0; i < n; ++i) {
+        openrnn_weight_param wp;
+        openrnn_get_weight_param(d, i, &wp);
+        const size_t len = static_cast<size_t>(wp.rows) * wp.cols;
+        auto slice = [&](const std::vector<double>& v) {
+          return std::vector<double>(v.begin() + static_cast<long>(wp.offset),
+                                     v.begin() + static_cast<long>(wp.offset + len));
+        };
+        EXPECT_LE(rel_err(slice(g.dw), slice(c.dw)), 1e-5)
+            << (cell == OPENRNN_CELL_GRU ? "GRU" : "GRU reset-before") << (mode == OPENRNN_WGRAD_SET ? " SET" : " ADD")
+            << " " << wp.name;
+      }
+    }
+    openrnn_destroy_rnn_desc(d);
+  }
+  openrnn_destroy_handle(cpu);
+  openrnn_destroy_handle(h);
+}
+
 }  // namespace
 }  // namespace cudatest
 

@@ -268,15 +268,25 @@ void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_de
         }
       } else {
         // b_ih and b_hh get the same gradient where dGh is dGx (all but GRU linear-before-reset): in SET mode the
-        // second is a copy of the first (one dG^T 1 less; session 53, docs/performance.md).
+        // second is a copy of the first (one dG^T 1 less; session 53, docs/performance.md). GRU linear-before-reset:
+        // dGh's r and z columns [0, 2H) are dG's bit for bit (every backward kernel stores the same rounded value
+        // twice), only the n columns differ (r * dxn), so in SET mode b_hh takes b_ih's r and z parts and sums only
+        // its n part: H of the 3H columns read again (session 54).
         static const bool copy_on = env_switch01("OPENRNN_STD_BIAS_COPY") != 0;  // developer switch: 0 sums twice
-        const bool same = copy_on && dGh == dGx && beta == 0.0 && bias.db[0] && bias.db[1];
+        const bool share = copy_on && beta == 0.0 && bias.db[0] && bias.db[1];
+        const bool same = share && dGh == dGx;
+        const bool gru_rz = share && d.gru_lbr;
+        const cudaStream_t st2 = ctx.lane(lane_of(dir, 2));
         for (int k = 0; k < 2; ++k) {
           if (!bias.db[k]) continue;
-          if (k == 1 && same)  // a kernel: a memcpy node measured slower (session 53, run 5)
-            convert_or_zero<T, T>(bias.db[0], bias.db[1], GH, ctx.lane(lane_of(dir, 2)));
-          else
+          if (k == 1 && same) {  // a kernel: a memcpy node measured slower (session 53, run 5)
+            convert_or_zero<T, T>(bias.db[0], bias.db[1], GH, st2);
+          } else if (k == 1 && gru_rz) {
+            convert_or_zero<T, T>(bias.db[0], bias.db[1], 2 * H, st2);
+            gemm_rm(bh2, g, true, false, H, 1, TB, 1.0, dGh + 2 * H, GH, ones, 1, 0.0, bias.db[1] + 2 * H, tT, 1);
+          } else {
             gemm_rm(bh2, g, true, false, GH, 1, TB, 1.0, bias.dG[k], GH, ones, 1, beta, bias.db[k], tT, 1);
+          }
         }
       }
       if (d.proj)
