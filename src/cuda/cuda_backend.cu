@@ -63,6 +63,12 @@ size_t blas_ws_per_handle(long long B, long long H, openrnn_data_type dt, bool a
   }();
   if (forced) return forced;
   if (B * H >= 65536 || H > 1024) return kCublasWorkspaceLargeBytes;
+  static const bool mid16 = [] {  // developer switch OPENRNN_CUBLAS_WS16_MID=0: 4 MiB there again
+    const char* e = std::getenv("OPENRNN_CUBLAS_WS16_MID");
+    return !(e && std::strcmp(e, "0") == 0);
+  }();
+  const bool half = dt == OPENRNN_DATA_HALF || dt == OPENRNN_DATA_BFLOAT16;
+  if (mid16 && half && B * H >= 32768) return kCublasWorkspaceLargeBytes;
   if (dt == OPENRNN_DATA_FLOAT && !allow_tf32 && (B <= 4 || (H <= 512 && B <= 64))) return kCublasWorkspaceLargeBytes;
   return kCublasWorkspaceBytes;
 }

@@ -271,11 +271,12 @@ void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_de
         // second is a copy of the first (one dG^T 1 less; session 53, docs/performance.md). GRU linear-before-reset:
         // dGh's r and z columns [0, 2H) are dG's bit for bit (every backward kernel stores the same rounded value
         // twice), only the n columns differ (r * dxn), so in SET mode b_hh takes b_ih's r and z parts and sums only
-        // its n part: H of the 3H columns read again (session 54).
+        // its n part: H of the 3H columns read again (session 54). For 16-bit types only: float32 GRU at B = 256,
+        // H = 1024 measured 0.7-0.8% slower with it in two runs (cause not found; docs/performance.md, session 54).
         static const bool copy_on = env_switch01("OPENRNN_STD_BIAS_COPY") != 0;  // developer switch: 0 sums twice
         const bool share = copy_on && beta == 0.0 && bias.db[0] && bias.db[1];
         const bool same = share && dGh == dGx;
-        const bool gru_rz = share && d.gru_lbr;
+        const bool gru_rz = share && d.gru_lbr && sizeof(T) == 2;
         const cudaStream_t st2 = ctx.lane(lane_of(dir, 2));
         for (int k = 0; k < 2; ++k) {
           if (!bias.db[k]) continue;
