@@ -84,9 +84,10 @@ constexpr size_t kCublasWorkspaceBytes = size_t(4) << 20, kCublasWorkspaceLargeB
 // H <= 512 -4% to +2.6%. Not taken where training lost: B = 16 H = 1024 (+0.7%). The size does not depend on the mode,
 // so that forward(INFERENCE) and forward(TRAINING) run the same GEMMs (bitwise the same outputs; a rule for training
 // alone broke that). Not for TF32 (training B = 16 H = 256 +5.5%) or 16 bits (no change).
-// 16 bits from B * H >= 32768 (session 54, runs 2-3): with 32 MiB cuBLAS runs the weight gradient dG^T X of GRU
-// H = 512 B = 64 (1536 x 512, K = 6400) in 19.9 µs instead of 24.1 (dev/lab/wgrad_lt.cu) and the whole training call
-// is 3.1-3.2% faster; OPENRNN_CUBLAS_WS16_MID=0 (developer switch) turns it off.
+// 16 bits from B * H >= 32768 (session 54, runs 1-3): with 32 MiB cuBLAS runs the weight gradient dG^T X of GRU
+// H = 512 B = 64 (1536 x 512, K = 6400) in 19.9 µs instead of 24.1 (dev/lab/wgrad_lt.cu), and GRU's training call at
+// H = 512 B = 64 / 96 is 2.6-3.1% / 1.3-1.8% faster; elsewhere in the region -1.5% to +0.8% (inference, LSTM, H = 256
+// and 1024). OPENRNN_CUBLAS_WS16_MID=0 (developer switch) turns it off.
 // The workspace per handle for B sequences of hidden size H of type dt (allow_tf32: the TF32 math mode);
 // OPENRNN_CUBLAS_WS_MIB (developer switch, 1-256 MiB, read once) sets it for every problem.
 size_t blas_ws_per_handle(long long B, long long H, openrnn_data_type dt, bool allow_tf32);
