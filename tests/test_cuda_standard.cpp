@@ -458,6 +458,12 @@ Inputs rounded_inputs(const Inputs& raw, openrnn_data_type dt) {
   return in;
 }
 
+// One parameter's elements of a whole weight (or weight-gradient) buffer.
+std::vector<double> param_slice(const std::vector<double>& w, const openrnn_weight_param& wp) {
+  const size_t len = static_cast<size_t>(wp.rows) * wp.cols;
+  return std::vector<double>(w.begin() + static_cast<long>(wp.offset), w.begin() + static_cast<long>(wp.offset + len));
+}
+
 class CudaStandardMma : public ::testing::TestWithParam<MmaCase> {
  protected:
   void SetUp() override {
@@ -577,10 +583,7 @@ TEST(CudaStandardWgrad16, MatchesFloat64PerParameterSetAndAdd) {
         openrnn_weight_param wp;
         openrnn_get_weight_param(d, i, &wp);
         const size_t len = static_cast<size_t>(wp.rows) * wp.cols;
-        auto slice = [&](const std::vector<double>& v) {
-          return std::vector<double>(v.begin() + static_cast<long>(wp.offset),
-                                     v.begin() + static_cast<long>(wp.offset + len));
-        };
+        auto slice = [&](const std::vector<double>& v) { return param_slice(v, wp); };
         const std::vector<double> got = slice(o.dw), want = slice(ref.dw);
         EXPECT_LE(rel_err(got, want), tol) << c.name << " " << tname << " parameter " << i;
         // ADD: the old value plus this gradient, rounded once (at most one 16-bit rounding of the larger term away)
@@ -626,12 +629,7 @@ TEST(CudaStandardWgrad, GruBiasesAbove512RowsMatchCpuPerParameter) {
       for (int i = 0; i < n; ++i) {
         openrnn_weight_param wp;
         openrnn_get_weight_param(d, i, &wp);
-        const size_t len = static_cast<size_t>(wp.rows) * wp.cols;
-        auto slice = [&](const std::vector<double>& v) {
-          return std::vector<double>(v.begin() + static_cast<long>(wp.offset),
-                                     v.begin() + static_cast<long>(wp.offset + len));
-        };
-        EXPECT_LE(rel_err(slice(g.dw), slice(c.dw)), 1e-5)
+        EXPECT_LE(rel_err(param_slice(g.dw, wp), param_slice(c.dw, wp)), 1e-5)
             << (cell == OPENRNN_CELL_GRU ? "GRU" : "GRU reset-before") << (mode == OPENRNN_WGRAD_SET ? " SET" : " ADD")
             << " " << wp.name;
       }
