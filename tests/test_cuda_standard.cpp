@@ -601,10 +601,10 @@ TEST(CudaStandardWgrad16, MatchesFloat64PerParameterSetAndAdd) {
   openrnn_destroy_handle(h);
 }
 
-// GRU's bias gradients above 512 rows in float32 against the CPU backend, parameter by parameter, SET and ADD. In
-// SET mode b_hh's r and z parts are b_ih's (dGh equals dG there) and only its n part is summed from dGh
-// (standard_wgrad.cu); a wrong offset or length there would show in b_hh alone, which a float64 run on the GPU shares
-// and a whole-vector error hides. Linear-before-reset (b_hh's n part differs) and reset-before (b_hh is a copy).
+// GRU's bias gradients above 512 rows in float32 against the CPU backend, parameter by parameter, SET and ADD: a
+// wrong offset or length in b_hh would show in b_hh alone, which a whole-vector error hides. Linear-before-reset
+// (float32 sums dGh's 3H columns; 16-bit types copy b_ih's r and z parts and sum only the n columns, which
+// CudaStandardWgrad16 checks against the float64 run, whose sums are full) and reset-before (b_hh is a copy).
 TEST(CudaStandardWgrad, GruBiasesAbove512RowsMatchCpuPerParameter) {
   CUDATEST_SKIP_IF_NO_GPU();
   openrnn_handle_t h = nullptr, cpu = nullptr;
