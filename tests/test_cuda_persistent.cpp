@@ -94,6 +94,11 @@ std::vector<PCase> cases() {
   // ... and at Hr == H, where 16 bits exchange swizzled dense rows (one bulk copy per CTA; session 25): two launches
   // in 16 bits (two groups of 16, then one of 2), three in float32 (16, 16, 2).
   v.push_back(make("lstm_H1024_B34_ragged", OPENRNN_CELL_LSTM, 8, 1024, 1, false, 4, 34, true));
+  // 16-bit LSTM's tile of 32 (session 55): one launch of two full tiles at a padded hidden size (a bulk copy per
+  // state row), and both directions with 17-32 sequences each (one group per direction, one launch).
+  v.push_back(make("lstm_H1000_B64_ragged", OPENRNN_CELL_LSTM, 8, 1000, 1, false, 4, 64, true));
+  v.push_back(make("lstm_H1024_B24_bidir_ragged", OPENRNN_CELL_LSTM, 8, 1024, 1, true, 5, 24, true));
+  v.back().refusable = true;
   v.push_back(make("gru_H1024_B5_bidir_ragged", OPENRNN_CELL_GRU, 8, 1024, 1, true, 5, 5, true));
   v.back().refusable = true;
   v.push_back(make("lstm_H1024_B4_bidir", OPENRNN_CELL_LSTM, 8, 1024, 1, true, 4, 4, false));
@@ -252,7 +257,7 @@ TEST_P(CudaPersistent, TrainingMatchesFloat64AndIsBitwiseRepeatable) {
                         {"1", "0", "", "", "1", "4", "", ""},       {"1", "0", "", "", "1", "8", "", ""},
                         {"1", "0", "", "", "1", "16", "", ""},      {"1", "0", "", "", "", "", "1", ""},
                         {"1", "0", "", "", "", "", "1", "4"},       {"1", "0", "", "", "", "", "1", "8"},
-                        {"1", "0", "", "", "", "", "1", "16"},
+                        {"1", "0", "", "", "", "", "1", "16"},      {"1", "0", "", "", "", "", "1", "32"},
                         {"1", "0", "", "", "", "", "", "", "0", ""},
                         {"1", "0", "", "", "", "", "", "", "", "8"},
                         {"1", "0", "", "", "", "", "", "", "", "16"},

@@ -148,6 +148,11 @@ bool persist_bwd_disabled() {
 // v7_preferred. OPENRNN_PERSIST_V7_SHAPE=MBxUB (tuning): only that v7 block shape.
 int persist_v7_mode() { return env_switch01("OPENRNN_PERSIST_V7"); }
 
+bool v10_lstm_tile32_on() {
+  const int nbs = v10_nbs_forced();
+  return persist_v10_mode() != 0 && (nbs <= 0 || nbs == 32);
+}
+
 // Where v7 runs by default (docs/performance.md, "PERSISTENT v7"; H100, float16/bfloat16 inference, µs/step, v4 ->
 // v7): B >= 16. B = 64: 3.9-9.9 -> 2.8-5.4 at H <= 512, 28.1-28.9 -> 11.3-11.9 at H = 1024; B = 256 H = 256
 // 8.4-10.3 -> 5.4-5.5; B = 16 H = 1024 8.3-8.6 -> 5.6-6.0. At B = 16 with H <= 512 the two are within 3%.
@@ -220,14 +225,33 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
     return r;
   };
   std::stable_sort(cand.begin(), cand.end(), [&](const Kernel* a, const Kernel* b) { return rank(a) < rank(b); });
+  // v10 in several launches (its batch chunks): a wider v10 tile that runs the batch in fewer launches goes first
+  // (session 55: LSTM 16-bit H = 1024 B = 33-64, the tile of 32 in one launch of two groups, against the tile of 16
+  // in two). The v10 candidates are adjacent in the ranking, narrowest first.
+  const Kernel* v10k = nullptr;
+  Plan v10pl;
   for (const Kernel* k : cand) {
     const Plan pl = cached_plan(prop, k, B, D);
+    if (v10k && (k->version() != 10 || (pl.ok && pl.waves >= v10pl.waves))) {
+      if (k->version() == 10) continue;
+      break;  // the v10 candidates are done: the one with the fewest launches
+    }
+    if (pl.ok && k->version() == 10 && pl.waves > 1) {
+      v10k = k;
+      v10pl = pl;
+      continue;
+    }
     if (pl.ok && ((k->version() != 6 && k->version() != 9) || pl.waves == 1)) {
       ch.k = k;
       ch.plan = pl;
       return ch;
     }
     if (ch.why.empty() && k->version() == 4) ch.why = pl.why;
+  }
+  if (v10k) {
+    ch.k = v10k;
+    ch.plan = v10pl;
+    return ch;
   }
   if (cand.empty()) ch.why = "no compiled configuration";
   return ch;

@@ -118,6 +118,8 @@ struct FwdParams {
   int cbase;              // ... and this launch's first counter in flags[d]
   int swz;                // v10 16-bit at Hr == H without tagged words: the exchange rows and hb are dense [n][H] with
                           // 16-byte chunk c of row n at c ^ (n & 7) (one bulk copy per CTA; persistent_fwd_v10.cuh)
+  int cbar;               // v10's tile of 32 (one state buffer): the cluster barrier per step (persistent_fwd_v10.cuh;
+                          // OPENRNN_PERSIST_V10_CBAR=0 leaves it out)
   float clip;             // LSTM cell clipping: c' clamped to [-clip, clip] when > 0 (v3 kernel)
   // Training (v4 kernel; all null for inference): the STANDARD algorithm's reserve of this layer
   // (standard_plan.h), so STANDARD's backward runs on it. Real time index rt, real hidden size Hr, GH = G*Hr.
@@ -231,6 +233,13 @@ __device__ __forceinline__ void cluster_arrive_release() {
 }
 __device__ __forceinline__ void cluster_wait_acquire() {
   asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// Without memory ordering (the order that matters comes from elsewhere; v10's tile of 32, persistent_fwd_v10.cuh).
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait_relaxed() {
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
 }
 // Address of the same shared-memory variable in CTA `rank` of this cluster.
 __device__ __forceinline__ uint32_t map_dsmem(const void* local, uint32_t rank) {

@@ -20,7 +20,7 @@
 // w % MG, ks = w / MG) owns the MT m-tiles [mg*MT, (mg+1)*MT) over the k range [ks*H/KS, (ks+1)*H/KS) (KS = 16 /
 // MG): A fragments MT x KTW x 4 registers, loaded once (GRU: MG = 1, k split 16 ways, 48 registers; LSTM: 2 x 8, 64
 // registers). The state of the tile is the matrix [N = 2*NBS][H] of split rows (row 2s = hi of sequence s, 2s+1 =
-// lo), double-buffered per CTA in hb[2][N][LDH]. The clusters (CL = 8, 4 or 2 CTAs, chosen by the plan from the
+// lo), double-buffered per CTA in hb[2][N][LDH] (the tile of 32: one buffer, below). The clusters (CL = 8, 4 or 2 CTAs, chosen by the plan from the
 // device's cluster occupancy) lie inside a group (C is a multiple of CL).
 //
 // Per step t:
@@ -43,7 +43,12 @@
 // after every CTA of the group (this one included) arrived for step t-1, which it does after its step t-1 product;
 // the buffer was last read two steps back. (One buffer would do by that argument; the second keeps the overwrite
 // two steps away, and compute-sanitizer's racecheck, which does not model the ordering through the global counter,
-// reported the single buffer's step-apart write and read.) part: rewritten by the product of step t+1, which
+// reported the single buffer's step-apart write and read.) LSTM's tile of 32 (session 55) has room for one buffer
+// only, which the argument above covers. p.cbar (on unless OPENRNN_PERSIST_V10_CBAR=0) adds a cluster barrier that
+// states the same order in terms racecheck models: every thread arrives on it after its product, warp 0 waits on it
+// before it issues the next step's copies, the other warps after the state landed (before their next arrival). The
+// counter implies that barrier (every CTA arrives on the counter after its product), so the wait does not hold the
+// step up: with and without it, B = 64 ran within noise (session 55, run 3). part: rewritten by the product of step t+1, which
 // follows this thread's passing step t's second __syncthreads, after every cell read of step t. hg[j]: written at
 // step t (j = t&1) and read by the multicasts of step t+1; rewritten at step t+2, after the counter reached C *
 // (t+2): every CTA finished step t+1, whose mbarrier phase completed only when every multicast of step t+1 had
@@ -89,14 +94,21 @@ struct FwdConfigV10 {
   static constexpr int KS = NW / MG;    // k split
   static constexpr int KT = H / 16, KTW = KT / KS;  // k16 tiles: all, per warp
   static constexpr int N = 2 * NBS, NTL = N / 8;  // state rows (hi / lo), n8 tiles
-  static_assert(NBS % 4 == 0 && NBS <= 16, "tiles of 4, 8 or 16 sequences");
+  static_assert(NBS % 4 == 0 && (NBS <= 16 || NBS == 32), "tiles of 4, 8, 16 or 32 sequences");
   static_assert(NBS * U <= NT, "one cell element per thread");
+  // n8 tiles per pass of the product: the tile of 32 (8 n8 tiles) multiplies its rows in two passes of 16 sequences,
+  // so that its accumulators are the tile of 16's (LSTM: 64 W registers + 32 accumulators).
+  static constexpr int NTP = NTL > 4 ? 4 : NTL;
+  // State buffers: two, except for the tile of 32, whose two would not fit beside part (2 x 64 rows x 2 KB); one is
+  // enough (the design comment above persist_fwd_v10_kernel).
+  static constexpr int HB = NBS == 32 ? 1 : 2;
   static constexpr int LDH = H + 8;   // state row stride, halves (odd multiple of 16 bytes: conflict-free ldmatrix)
   static constexpr int RL = RWS + 8;  // partial-sum row stride, floats (conflict-free stores for RWS = 32, 48, 64)
   static constexpr int KPW = 1, GL = 1, JL = 1;  // the float32 product's, unused
-  // Shared memory: hb [2][N][LDH] TW | part [KS][NBS][RL] float | bar (one mbarrier); before the first step, the W
-  // staging buffer [RWS][H + 8] TW at the same place (load_w_fragments, persistent_fwd_v9.cuh).
-  static constexpr size_t run_bytes() { return size_t(2) * N * LDH * 2 + size_t(KS) * NBS * RL * 4 + 16; }
+  // Shared memory: hb [HB][N][LDH] TW | part [KS][NBS][RL] float | bar (one mbarrier); before the first step, the W
+  // staging buffer [RWS][H + 8] TW at the same place (load_w_fragments, persistent_fwd_v9.cuh). LSTM's tile of 32:
+  // 132096 + 73728 + 16 B; GRU's would need 132096 + 114688 + 16, more than an H100 CTA may have (232448).
+  static constexpr size_t run_bytes() { return size_t(HB) * N * LDH * 2 + size_t(KS) * NBS * RL * 4 + 16; }
   static constexpr size_t stage_bytes() { return w_stage_bytes(RWS, H); }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
 };
@@ -137,7 +149,8 @@ struct FwdConfigV10F32 {
                                       // wavefront at any stride), so that at Hr == H the tile's rows are one block
   static constexpr int RL = 4 * U + 8;  // partial-sum row stride, floats (= 8 mod 32: the cell's reads of 4 sequences
                                         // x 8 units per warp are conflict-free)
-  static constexpr int MT = 1, KTW = 1, NTL = 1;  // the 16-bit product's, unused
+  static constexpr int MT = 1, KTW = 1, NTL = 1, NTP = 1;  // the 16-bit product's, unused
+  static constexpr int HB = 2;                                // state buffers
   // Shared memory: hb [2][N][LDH] float | part [KS][NBS][RL] float | bar (one mbarrier).
   static constexpr size_t smem_bytes() { return size_t(2) * N * LDH * 4 + size_t(KS) * NBS * RL * 4 + 16; }
 };
@@ -195,6 +208,10 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   constexpr int G = Cfg::G, H = Cfg::H, U = Cfg::U, MT = Cfg::MT, MG = Cfg::MG, KTW = Cfg::KTW, RWS = Cfg::RWS;
   constexpr int N = Cfg::N, NTL = Cfg::NTL, LDH = Cfg::LDH, RL = Cfg::RL, NT = Cfg::NT, KS = Cfg::KS;
   constexpr int KPW = Cfg::KPW;
+  // One state buffer (the tile of 32) or two; bi(t): step t's
+  constexpr int HBN = Cfg::HB;
+  constexpr bool ONEBUF = HBN == 1;
+  auto bi = [](int t) { return HBN == 2 ? (t & 1) : 0; };
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // The input projection's producers: CTAs past the consumers, in clusters of their own. Only the float32 tile of
@@ -225,8 +242,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   const int nb = min(p.BT, B - b0);
   const uint32_t crank = cluster_ctarank(), ncl = cluster_nctarank();
 
-  TW* hb = reinterpret_cast<TW*>(smem_raw);                        // [2][N][LDH]
-  float* part = reinterpret_cast<float*>(hb + 2 * N * LDH);          // [KS][NBS][RL]
+  TW* hb = reinterpret_cast<TW*>(smem_raw);                        // [HBN][N][LDH]
+  float* part = reinterpret_cast<float*>(hb + HBN * N * LDH);        // [KS][NBS][RL]
   uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBS * RL);  // one mbarrier
   const unsigned step_bytes = unsigned(SR * nb) * unsigned(Hr) * unsigned(sizeof(TW));  // the tile's state rows
 
@@ -265,7 +282,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   // ---- initial state: hb[0] = h0 (split: rows 2s hi, 2s+1 lo), hb[1] = 0 (the rows past SR nb and columns past Hr
   // stay 0 for good)
   const float* h0 = p.h0[dir];
-  for (int i = tid; i < 2 * N * LDH; i += NT) {
+  for (int i = tid; i < HBN * N * LDH; i += NT) {
     const int n = (i / ldh) % N, kp = i % ldh, s = n / SR;
     const int k = swz ? kp ^ ((n & 7) << 3) : kp;  // the logical column stored at physical column kp
     float v = 0.f;
@@ -376,7 +393,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
     if (t > 0 && ll_on()) {
       stamp(t, 1);
       stamp(t, 2);
-      TW* const row = hb + (t & 1) * N * ldh;  // ldh == LDH: no swizzle with the tagged words
+      TW* const row = hb + bi(t) * N * ldh;  // ldh == LDH: no swizzle with the tagged words
       const uint64_t* src = llw() + size_t((t - 1) & 1) * Hr;
       // PL 16-byte polls per thread: 1, or 2 with 8 warps at H = 1024. With two, both loads are issued before either
       // is checked, and each round re-polls every pair that missed at once, without a sleep: checked one after the
@@ -445,9 +462,10 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         // ~100 cycles per copy. __syncwarp orders lane 0's acquire (and the arming) before every lane's fence and
         // copies.
         __syncwarp();
+        if (ONEBUF && p.cbar) cluster_wait_relaxed();  // the peers' step t-1 products (the counter implied them)
         fence_proxy_async_global();  // the acquired h_{t-1} before the copies that read it (async proxy)
         const TW* src = hx + size_t((t - 1) & 1) * hbuf + size_t(SR * b0) * Hr;
-        TW* dst = hb + (t & 1) * N * ldh;
+        TW* dst = hb + bi(t) * N * ldh;
         if (block_copy) {
           if (lane == 0 && blk_bytes > 0)
             bulk_multicast(dst + blk_n0 * ldh, src + size_t(blk_n0) * Hr, blk_bytes, bar, mask);
@@ -458,6 +476,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         stamp(t, 2);
       }
       mbar_wait_parity(bar, (t - 1) & 1);
+      if (ONEBUF && p.cbar && warp != 0) cluster_wait_relaxed();  // before this thread's next arrival (complete)
       stamp(t, 3);
     }
 
@@ -474,7 +493,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
       // the reduce-scatter are always its first half (no selects; what lane group grp ends with is unchanged).
       constexpr bool PERM = QB == 4;
       const int grp = lane >> 3, ul = lane & 7;
-      const float* hs = reinterpret_cast<const float*>(hb) + (t & 1) * N * LDH + ks * KPW + grp * 4;
+      const float* hs = reinterpret_cast<const float*>(hb) + bi(t) * N * LDH + ks * KPW + grp * 4;
       int roff[QB];
 #pragma unroll
       for (int q = 0; q < QB; ++q) roff[q] = (PERM ? q ^ grp : q) * LDH;
@@ -533,46 +552,53 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         }
       }
     } else {
-      // 16-bit: this warp's MT m-tiles x its KTW k tiles x all N state rows of hb[t&1] -> part[ks]. (v9's loop with
+      // 16-bit: this warp's MT m-tiles x its KTW k tiles x all N state rows of hb[bi(t)] -> part[ks]. (v9's loop with
       // one accumulator set. Kept inline in both kernels: as one shared function it changed v9's register
-      // allocation, LSTM H = 512 spilling 24-28 bytes instead of 16-24.)
-      float acc[MT][NTL][4];
-      mma::zero_acc(acc);
+      // allocation, LSTM H = 512 spilling 24-28 bytes instead of 16-24.) NTP n8 tiles (4 sequences each) per pass:
+      // one pass for tiles of 4-16, two for the tile of 32 (the second skipped where the group has <= 16 sequences).
+      constexpr int NTP = Cfg::NTP;
       // Every row this lane addresses is lane % 8 mod 8, so its swizzle is one XOR for the launch.
-      const TW* const hs = hb + (t & 1) * N * ldh;
+      const TW* const hs = hb + bi(t) * N * ldh;
       const int xr = swz ? (lane & 7) : 0, hc = (lane >> 3) & 1;
+#pragma unroll 1
+      for (int n0 = 0; n0 < NTL; n0 += NTP) {
+        if (NTL > NTP && n0 * 4 >= nb) break;
+        float acc[MT][NTP][4];
+        mma::zero_acc(acc);
 #pragma unroll
-      for (int kk = 0; kk < KTW; ++kk) {
-        const int col = ((2 * (ks * KTW + kk) + hc) ^ xr) * 8;  // the lane's 16-byte chunk of k tile ks*KTW + kk
-        uint32_t bf[NTL][2];
+        for (int kk = 0; kk < KTW; ++kk) {
+          const int col = ((2 * (ks * KTW + kk) + hc) ^ xr) * 8;  // the lane's 16-byte chunk of k tile ks*KTW + kk
+          uint32_t bf[NTP][2];
 #pragma unroll
-        for (int j = 0; j + 1 < NTL; j += 2) {  // two n8 tiles per ldmatrix.x4 (as mma::warp_k16)
-          uint32_t r[4];
-          mma::ldsm_x4(r, hs + (j * 8 + (lane & 7) + (lane >> 4) * 8) * ldh + col);
-          bf[j][0] = r[0];
-          bf[j][1] = r[1];
-          bf[j + 1][0] = r[2];
-          bf[j + 1][1] = r[3];
+          for (int j = 0; j + 1 < NTP; j += 2) {  // two n8 tiles per ldmatrix.x4 (as mma::warp_k16)
+            uint32_t r[4];
+            mma::ldsm_x4(r, hs + ((n0 + j) * 8 + (lane & 7) + (lane >> 4) * 8) * ldh + col);
+            bf[j][0] = r[0];
+            bf[j][1] = r[1];
+            bf[j + 1][0] = r[2];
+            bf[j + 1][1] = r[3];
+          }
+          if constexpr (NTP % 2 == 1)
+            mma::ldsm_x2(bf[NTP - 1][0], bf[NTP - 1][1], hs + ((n0 + NTP - 1) * 8 + (lane & 7)) * ldh + col);
+#pragma unroll
+          for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int j = 0; j < NTP; ++j) mma::mma16816<TW>(acc[i][j], wa[i][kk], bf[j][0], bf[j][1]);
         }
-        if constexpr (NTL % 2 == 1)
-          mma::ldsm_x2(bf[NTL - 1][0], bf[NTL - 1][1], hs + ((NTL - 1) * 8 + (lane & 7)) * ldh + col);
+        // hi + lo (columns 2s', 2s'+1 of one thread) into part[ks][s'][row]
 #pragma unroll
         for (int i = 0; i < MT; ++i)
 #pragma unroll
-          for (int j = 0; j < NTL; ++j) mma::mma16816<TW>(acc[i][j], wa[i][kk], bf[j][0], bf[j][1]);
+          for (int j = 0; j < NTP; ++j) {
+            const int row = (mg * MT + i) * 16 + gr, sq = (n0 + j) * 4 + tc;
+            float* pp = part + (ks * NBS + sq) * RL + row;
+            pp[0] = __fadd_rn(acc[i][j][0], acc[i][j][1]);
+            pp[8] = __fadd_rn(acc[i][j][2], acc[i][j][3]);
+          }
       }
-      // hi + lo (columns 2s', 2s'+1 of one thread) into part[ks][s'][row]
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NTL; ++j) {
-          const int row = (mg * MT + i) * 16 + gr, sq = j * 4 + tc;
-          float* pp = part + (ks * NBS + sq) * RL + row;
-          pp[0] = __fadd_rn(acc[i][j][0], acc[i][j][1]);
-          pp[8] = __fadd_rn(acc[i][j][2], acc[i][j][3]);
-        }
     }
     __syncthreads();
+    if (ONEBUF && p.cbar) cluster_arrive_relaxed();  // this CTA's reads of hb for step t are done
     stamp(t, 4);
     // 4. cell, h_t into hg[t&1]
     float act[G], sn = 0.f;
@@ -630,6 +656,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
     if (live) v7_outputs<CELL, TW, TRAIN>(p, dir, t, len, b, u, hreg, creg, act, sn);
     stamp(t, 6);
   }
+  if (ONEBUF && p.cbar && T > 0) cluster_wait_relaxed();  // the last step's arrival, before the final barrier's
   cluster_arrive_release();
   cluster_wait_acquire();
 }
