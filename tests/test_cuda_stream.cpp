@@ -190,10 +190,9 @@ TEST(CudaStream, AutoRnnRule) {
 
 // AUTO where PERSISTENT's 16-bit kernels go from one launch to two (persistent_preferred, session 47): at H = 512
 // STANDARD above B = 140 (v9's tiles of 20 in one wave up to there); at H = 1024 inference goes to STANDARD above
-// B = 32, except one-direction LSTM up to B = 64 (v10's tile of 32, session 55; training stays PERSISTENT's). At H = 256
-// above B = 256 (sessions 51-52),
-// one layer: training PERSISTENT up to B = 512; inference up to B = 480 for GRU (v9's tiles of 32 in one wave) and
-// B = 512 for LSTM.
+// B = 32, except one-direction LSTM up to B = 64 (v10's tile of 32, session 55; training stays PERSISTENT's). At
+// H = 256 above B = 256 (sessions 51-52), one layer: training PERSISTENT up to B = 512; inference up to B = 480 for
+// GRU (v9's tiles of 32 in one wave) and B = 512 for LSTM.
 TEST(CudaStream, AutoSixteenBitLaunchEdges) {
   CUDATEST_SKIP_IF_NO_GPU();
   openrnn_handle_t h = nullptr;

@@ -13,14 +13,14 @@
 // state in with one bulk copy per state row, each multicast to every CTA of a small cluster: a cluster of CL CTAs
 // reads the state from L2 once instead of CL times.
 //
-// Decomposition. A group of C = H / U CTAs (U = 16: C = 64; LSTM with U = 8, 128 CTAs, was measured and not kept)
-// per batch tile of nb <= NBS sequences (b0 = b_lo + group * BT: b_lo > 0 in the later launches of a batch split
-// over several, KernelV10Impl::plan); CTA `ct` of the group owns the units [ct*U, (ct+1)*U) and
-// their RWS = G*U rows of W_hh (row r = gate r / U of unit r % U): MTW = RWS / 16 m16 tiles. 16 warps, warp w = (mg =
-// w % MG, ks = w / MG) owns the MT m-tiles [mg*MT, (mg+1)*MT) over the k range [ks*H/KS, (ks+1)*H/KS) (KS = 16 /
-// MG): A fragments MT x KTW x 4 registers, loaded once (GRU: MG = 1, k split 16 ways, 48 registers; LSTM: 2 x 8, 64
-// registers). The state of the tile is the matrix [N = 2*NBS][H] of split rows (row 2s = hi of sequence s, 2s+1 =
-// lo), double-buffered per CTA in hb[2][N][LDH] (the tile of 32: one buffer, below). The clusters (CL = 8, 4 or 2 CTAs, chosen by the plan from the
+// Decomposition. A group of C = H / U CTAs (U = 16: C = 64; LSTM with U = 8, 128 CTAs, was measured and not kept) per
+// batch tile of nb <= NBS sequences (b0 = b_lo + group * BT: b_lo > 0 in the later launches of a batch split over
+// several, KernelV10Impl::plan); CTA `ct` of the group owns the units [ct*U, (ct+1)*U) and their RWS = G*U rows of W_hh
+// (row r = gate r / U of unit r % U): MTW = RWS / 16 m16 tiles. 16 warps, warp w = (mg = w % MG, ks = w / MG) owns the
+// MT m-tiles [mg*MT, (mg+1)*MT) over the k range [ks*H/KS, (ks+1)*H/KS) (KS = 16 / MG): A fragments MT x KTW x 4
+// registers, loaded once (GRU: MG = 1, k split 16 ways, 48 registers; LSTM: 2 x 8, 64 registers). The state of the tile
+// is the matrix [N = 2*NBS][H] of split rows (row 2s = hi of sequence s, 2s+1 = lo), double-buffered per CTA in
+// hb[2][N][LDH] (the tile of 32: one buffer, below). The clusters (CL = 8, 4 or 2 CTAs, chosen by the plan from the
 // device's cluster occupancy) lie inside a group (C is a multiple of CL).
 //
 // Per step t:
@@ -43,12 +43,12 @@
 // after every CTA of the group (this one included) arrived for step t-1, which it does after its step t-1 product;
 // the buffer was last read two steps back. (One buffer would do by that argument; the second keeps the overwrite
 // two steps away, and compute-sanitizer's racecheck, which does not model the ordering through the global counter,
-// reported the single buffer's step-apart write and read.) LSTM's tile of 32 (session 55) has room for one buffer
-// only, which the argument above covers. p.cbar (on unless OPENRNN_PERSIST_V10_CBAR=0) adds a cluster barrier that
-// states the same order in terms racecheck models: every thread arrives on it after its product, warp 0 waits on it
-// before it issues the next step's copies, the other warps after the state landed (before their next arrival). The
-// counter implies that barrier (every CTA arrives on the counter after its product), so the wait does not hold the
-// step up: with and without it, B = 64 ran within noise (session 55, run 3). part: rewritten by the product of step t+1, which
+// reported the single buffer's step-apart write and read.) LSTM's tile of 32 (session 55) has room for one buffer only,
+// which the argument above covers. p.cbar (on unless OPENRNN_PERSIST_V10_CBAR=0) adds a cluster barrier that states the
+// same order in terms racecheck models: every thread arrives on it after its product, warp 0 waits on it before it
+// issues the next step's copies, the other warps after the state landed (before their next arrival). The counter
+// implies that barrier (every CTA arrives on the counter after its product), so the wait does not hold the step up:
+// with and without it, B = 64 ran within noise (session 55, run 3). part: rewritten by the product of step t+1, which
 // follows this thread's passing step t's second __syncthreads, after every cell read of step t. hg[j]: written at
 // step t (j = t&1) and read by the multicasts of step t+1; rewritten at step t+2, after the counter reached C *
 // (t+2): every CTA finished step t+1, whose mbarrier phase completed only when every multicast of step t+1 had

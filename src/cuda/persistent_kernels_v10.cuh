@@ -176,8 +176,8 @@ class KernelV10Impl final : public Kernel {
     p.swz = sizeof(TW) == 2 && a.Hr == Cfg::H && !p.ll && env_switch01("OPENRNN_PERSIST_V10_SWZ") != 0;
     // The tile of 32 (one state buffer): the cluster barrier per step that states, in terms compute-sanitizer's
     // racecheck models, the order the group's counter already gives (persistent_fwd_v10.cuh). It cost nothing
-    // measurable (session 55, run 3: -2.1% to +0.9% without it, within noise). OPENRNN_PERSIST_V10_CBAR=0 (developer
-    // switch, read at every launch) leaves it out.
+    // measurable (session 55, run 3: -2.1% to -0.0% without it, one process per side: within noise).
+    // OPENRNN_PERSIST_V10_CBAR=0 (developer switch, read at every launch) leaves it out.
     p.cbar = Cfg::HB == 1 && env_switch01("OPENRNN_PERSIST_V10_CBAR") != 0;
     if (p.ll && !(a.prep & kPrepHg))
       for (int i = 0; i < a.D; ++i)
