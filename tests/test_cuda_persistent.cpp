@@ -99,6 +99,8 @@ std::vector<PCase> cases() {
   v.push_back(make("lstm_H1000_B64_ragged", OPENRNN_CELL_LSTM, 8, 1000, 1, false, 4, 64, true));
   v.push_back(make("lstm_H1024_B24_bidir_ragged", OPENRNN_CELL_LSTM, 8, 1024, 1, true, 5, 24, true));
   v.back().refusable = true;
+  // GRU's tile of 32, whose partial sums hold 16 sequences at a time: two full tiles at Hr == H (swizzled rows).
+  v.push_back(make("gru_H1024_B64_ragged", OPENRNN_CELL_GRU, 8, 1024, 1, false, 4, 64, true));
   v.push_back(make("gru_H1024_B5_bidir_ragged", OPENRNN_CELL_GRU, 8, 1024, 1, true, 5, 5, true));
   v.back().refusable = true;
   v.push_back(make("lstm_H1024_B4_bidir", OPENRNN_CELL_LSTM, 8, 1024, 1, true, 4, 4, false));

@@ -102,13 +102,16 @@ struct FwdConfigV10 {
   // State buffers: two, except for the tile of 32, whose two would not fit beside part (2 x 64 rows x 2 KB); one is
   // enough (the design comment above persist_fwd_v10_kernel).
   static constexpr int HB = NBS == 32 ? 1 : 2;
+  // Sequences the partial sums hold: the tile's, except GRU's tile of 32 (16 k slices: 114688 B for 32 sequences
+  // would not fit beside the state), whose cell threads read their sums between the product's two passes (NBSP = 16).
+  static constexpr int NBSP = (NBS == 32 && G == 3) ? 16 : NBS;
   static constexpr int LDH = H + 8;   // state row stride, halves (odd multiple of 16 bytes: conflict-free ldmatrix)
   static constexpr int RL = RWS + 8;  // partial-sum row stride, floats (conflict-free stores for RWS = 32, 48, 64)
   static constexpr int KPW = 1, GL = 1, JL = 1;  // the float32 product's, unused
-  // Shared memory: hb [HB][N][LDH] TW | part [KS][NBS][RL] float | bar (one mbarrier); before the first step, the W
-  // staging buffer [RWS][H + 8] TW at the same place (load_w_fragments, persistent_fwd_v9.cuh). LSTM's tile of 32:
-  // 132096 + 73728 + 16 B; GRU's would need 132096 + 114688 + 16, more than an H100 CTA may have (232448).
-  static constexpr size_t run_bytes() { return size_t(HB) * N * LDH * 2 + size_t(KS) * NBS * RL * 4 + 16; }
+  // Shared memory: hb [HB][N][LDH] TW | part [KS][NBSP][RL] float | bar (one mbarrier); before the first step, the W
+  // staging buffer [RWS][H + 8] TW at the same place (load_w_fragments, persistent_fwd_v9.cuh). The tiles of 32:
+  // LSTM 132096 + 73728 + 16 B, GRU 132096 + 57344 + 16 (an H100 CTA may have 232448).
+  static constexpr size_t run_bytes() { return size_t(HB) * N * LDH * 2 + size_t(KS) * NBSP * RL * 4 + 16; }
   static constexpr size_t stage_bytes() { return w_stage_bytes(RWS, H); }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
 };
@@ -150,7 +153,7 @@ struct FwdConfigV10F32 {
   static constexpr int RL = 4 * U + 8;  // partial-sum row stride, floats (= 8 mod 32: the cell's reads of 4 sequences
                                         // x 8 units per warp are conflict-free)
   static constexpr int MT = 1, KTW = 1, NTL = 1, NTP = 1;  // the 16-bit product's, unused
-  static constexpr int HB = 2;                                // state buffers
+  static constexpr int HB = 2, NBSP = NBS;                    // state buffers; sequences of part
   // Shared memory: hb [2][N][LDH] float | part [KS][NBS][RL] float | bar (one mbarrier).
   static constexpr size_t smem_bytes() { return size_t(2) * N * LDH * 4 + size_t(KS) * NBS * RL * 4 + 16; }
 };
@@ -212,6 +215,10 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   constexpr int HBN = Cfg::HB;
   constexpr bool ONEBUF = HBN == 1;
   auto bi = [](int t) { return HBN == 2 ? (t & 1) : 0; };
+  // GRU's tile of 32: part holds NBSP = 16 sequences; each pass of the product fills it, and the cell threads of
+  // that pass's sequences read their gate sums (sgp) before the next pass overwrites it.
+  constexpr int NBSP = Cfg::NBSP;
+  constexpr bool HALFP = NBSP != NBS;
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // The input projection's producers: CTAs past the consumers, in clusters of their own. Only the float32 tile of
@@ -243,8 +250,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   const uint32_t crank = cluster_ctarank(), ncl = cluster_nctarank();
 
   TW* hb = reinterpret_cast<TW*>(smem_raw);                        // [HBN][N][LDH]
-  float* part = reinterpret_cast<float*>(hb + HBN * N * LDH);        // [KS][NBS][RL]
-  uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBS * RL);  // one mbarrier
+  float* part = reinterpret_cast<float*>(hb + HBN * N * LDH);         // [KS][NBSP][RL]
+  uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBSP * RL);  // one mbarrier
   const unsigned step_bytes = unsigned(SR * nb) * unsigned(Hr) * unsigned(sizeof(TW));  // the tile's state rows
 
   // ---- W_hh, once. 16-bit: A fragments (v9's loader; the staging buffer sits where hb / part will be). float32:
@@ -480,6 +487,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
       stamp(t, 3);
     }
 
+    float sgp[G];  // HALFP: this thread's gate sums, read between the product's passes
     // 3. product. float32, QB state rows at a time (a runtime loop over the row blocks keeps ptxas from spilling):
     // v[q*GL + i] = the lane's row of gate i x its 16 columns of state row q0 + q (chunks in order); the 4 lane groups
     // of the warp read 4 adjacent float4 (one shared-memory wavefront feeds 16 FMAs per lane: the first version, one
@@ -548,7 +556,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
 #pragma unroll
         for (int y = 0; y < NV; ++y) {
           const int xf = grp * NV + y, q = xf / GL, i = xf % GL;
-          if (i < G) part[(ks * NBS + q0 + q) * RL + i * U + mg * 8 + ul] = v[y];
+          if (i < G) part[(ks * NBSP + q0 + q) * RL + i * U + mg * 8 + ul] = v[y];
         }
       }
     } else {
@@ -557,6 +565,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
       // allocation, LSTM H = 512 spilling 24-28 bytes instead of 16-24.) NTP n8 tiles (4 sequences each) per pass:
       // one pass for tiles of 4-16, two for the tile of 32 (the second skipped where the group has <= 16 sequences).
       constexpr int NTP = Cfg::NTP;
+      static_assert(!HALFP || NTP * 4 == NBSP, "GRU's tile of 32: one pass of the product fills part");
       // Every row this lane addresses is lane % 8 mod 8, so its swizzle is one XOR for the launch.
       const TW* const hs = hb + bi(t) * N * ldh;
       const int xr = swz ? (lane & 7) : 0, hc = (lane >> 3) & 1;
@@ -590,11 +599,27 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         for (int i = 0; i < MT; ++i)
 #pragma unroll
           for (int j = 0; j < NTP; ++j) {
-            const int row = (mg * MT + i) * 16 + gr, sq = (n0 + j) * 4 + tc;
-            float* pp = part + (ks * NBS + sq) * RL + row;
+            const int row = (mg * MT + i) * 16 + gr, sq = (HALFP ? j : n0 + j) * 4 + tc;
+            float* pp = part + (ks * NBSP + sq) * RL + row;
             pp[0] = __fadd_rn(acc[i][j][0], acc[i][j][1]);
             pp[8] = __fadd_rn(acc[i][j][2], acc[i][j][3]);
           }
+        if constexpr (HALFP) {
+          // The pass's sequences s in [4 n0, 4 n0 + 16): their cell threads read the gate sums (the same fixed order
+          // as the cell below), then part is free for the next pass.
+          __syncthreads();
+          if (live && t < len && (s >> 4) == (n0 >> 2)) {
+#pragma unroll
+            for (int g = 0; g < G; ++g) {
+              const float* pp = part + (s & 15) * RL + g * U + (u - u0);
+              float v = pp[0];
+#pragma unroll
+              for (int k = 1; k < KS; ++k) v = __fadd_rn(v, pp[k * NBSP * RL]);
+              sgp[g] = v;
+            }
+          }
+          if (n0 + NTP < NTL) __syncthreads();
+        }
       }
     }
     __syncthreads();
@@ -609,11 +634,15 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         float sg[G];
 #pragma unroll
         for (int g = 0; g < G; ++g) {
-          const float* pp = part + s * RL + g * U + (u - u0);
-          float v = pp[0];
+          if constexpr (HALFP) {
+            sg[g] = sgp[g];
+          } else {
+            const float* pp = part + s * RL + g * U + (u - u0);
+            float v = pp[0];
 #pragma unroll
-          for (int k = 1; k < KS; ++k) v = __fadd_rn(v, pp[k * NBS * RL]);
-          sg[g] = v;
+            for (int k = 1; k < KS; ++k) v = __fadd_rn(v, pp[k * NBSP * RL]);
+            sg[g] = v;
+          }
         }
         v7_cell<CELL>(xv, gbx, gbh, sg, p.clip, hreg, creg, act, sn);
       }

@@ -244,12 +244,13 @@ void add_kernels_v10(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 4>());
   v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 8>());
   v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 16>());
-  // LSTM's tile of 32 (session 55): B = 33-64 in one launch of two groups where the tile of 16 takes two (choose()
-  // prefers the fewest launches). GRU's does not fit (FwdConfigV10::run_bytes).
+  // The tiles of 32 (session 55): B = 33-64 in one launch of two groups where the tile of 16 takes two (choose()
+  // prefers the fewest launches). GRU's holds the partial sums of 16 sequences at a time (FwdConfigV10::NBSP).
   v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 32>());
   v.emplace_back(new KernelV10Impl<GRU, TW, 1024, 16, 3, 4>());
   v.emplace_back(new KernelV10Impl<GRU, TW, 1024, 16, 3, 8>());
   v.emplace_back(new KernelV10Impl<GRU, TW, 1024, 16, 3, 16>());
+  v.emplace_back(new KernelV10Impl<GRU, TW, 1024, 16, 3, 32>());
 }
 
 }  // namespace persist
