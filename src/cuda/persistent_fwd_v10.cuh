@@ -43,7 +43,7 @@
 // after every CTA of the group (this one included) arrived for step t-1, which it does after its step t-1 product;
 // the buffer was last read two steps back. (One buffer would do by that argument; the second keeps the overwrite
 // two steps away, and compute-sanitizer's racecheck, which does not model the ordering through the global counter,
-// reported the single buffer's step-apart write and read.) LSTM's tile of 32 (session 55) has room for one buffer only,
+// reported the single buffer's step-apart write and read.) The tiles of 32 (session 55) have room for one buffer only,
 // which the argument above covers. p.cbar (on unless OPENRNN_PERSIST_V10_CBAR=0) adds a cluster barrier that states the
 // same order in terms racecheck models: every thread arrives on it after its product, warp 0 waits on it before it
 // issues the next step's copies, the other warps after the state landed (before their next arrival). The counter
