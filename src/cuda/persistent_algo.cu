@@ -68,7 +68,7 @@ using persist::persist_v7_mode;
 using persist::trace_choice;
 using persist::trace_line;
 using persist::trace_xprod;
-using persist::v10_lstm_tile32_on;
+using persist::v10_tile32_on;
 using persist::v7_preferred;
 using persist_io::layer_post_kernel;
 using persist_io::layer_prep_kernel;
@@ -741,10 +741,11 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // run 4, H100, graph, best of two processes, µs/step, STANDARD vs PERSISTENT, inference): B = 32 still
     // PERSISTENT's (7.38-8.74 vs 4.58-4.95), B = 48 STANDARD's (LSTM float16 8.45 vs 9.37, bfloat16 9.17 vs 9.41; GRU
     // 8.26-8.32 vs 8.76-8.77). Training stays PERSISTENT's (within 1-3% either way at B = 48-64).
-    // Session 55: LSTM's tile of 32 runs B = 33-64 in one launch of two groups (persistent_kernels_v10.cuh), so LSTM
-    // inference keeps PERSISTENT up to B = 64 (run 3, H100, graph, µs/step, PERSISTENT vs STANDARD: see
-    // docs/performance.md, "v10's tile of 32 sequences for 16-bit LSTM at H = 1024 (session 55)").
-    const bool t32 = lstm && H == 1024 && rnn.D == 1 && v10_lstm_tile32_on();  // both directions: not timed
+    // Session 55: LSTM's and GRU's tiles of 32 run B = 33-64 in one launch of two groups (persistent_kernels_v10.cuh),
+    // so inference keeps PERSISTENT up to B = 64 (LSTM: session 55, run 3, H100; GRU: session 56, run 2, H200; graph,
+    // µs/step, PERSISTENT vs STANDARD: docs/performance.md, "v10's tile of 32 sequences for 16-bit LSTM at H = 1024
+    // (session 55)" and "GRU inference on the tile of 32 (session 56)").
+    const bool t32 = H == 1024 && rnn.D == 1 && v10_tile32_on();  // both directions: not timed
     if (H >= 1024 && mode != OPENRNN_FWD_TRAINING && B > 32 && static_cast<long long>(B) * H < 65536 && !t32)
       return false;
     if (H >= 1024 && mode != OPENRNN_FWD_TRAINING && static_cast<long long>(B) * H >= 65536 && !t32 &&

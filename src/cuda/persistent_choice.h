@@ -34,9 +34,9 @@ BwdChoice choose_bwd(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data
 int persist_v7_mode();
 // Where the 16-bit v7 forward runs by default (B >= 16).
 bool v7_preferred(int B, int H);
-// Whether v10's 16-bit LSTM tile of 32 may run (B = 33-64 in one launch at H = 1024; session 55): v10 not switched off
-// and no other tile forced (OPENRNN_PERSIST_V10 / _NBS). The AUTO rule asks it.
-bool v10_lstm_tile32_on();
+// Whether v10's 16-bit LSTM / GRU tiles of 32 may run (B = 33-64 in one launch at H = 1024; session 55): v10 not
+// switched off and no other tile forced (OPENRNN_PERSIST_V10 / _NBS). The AUTO rule asks it.
+bool v10_tile32_on();
 
 // OPENRNN_PERSIST_TRACE=1: one line per distinct kernel choice / input projection inside the launch, on stderr.
 void trace_line(const char* what, const std::string& name, const Plan& pl, int B, int D);
