@@ -120,6 +120,8 @@ struct FwdParams {
                           // 16-byte chunk c of row n at c ^ (n & 7) (one bulk copy per CTA; persistent_fwd_v10.cuh)
   int cbar;               // v10's tile of 32 (one state buffer): the cluster barrier per step (persistent_fwd_v10.cuh;
                           // OPENRNN_PERSIST_V10_CBAR=0 leaves it out)
+  int pipe;               // v10's tile of 32: the state rows as two copies on two mbarriers, one per pass of the
+                          // product (persistent_fwd_v10.cuh; LSTM by default, OPENRNN_PERSIST_V10_PIPE=0 / 1)
   float clip;             // LSTM cell clipping: c' clamped to [-clip, clip] when > 0 (v3 kernel)
   // Training (v4 kernel; all null for inference): the STANDARD algorithm's reserve of this layer
   // (standard_plan.h), so STANDARD's backward runs on it. Real time index rt, real hidden size Hr, GH = G*Hr.

@@ -48,7 +48,9 @@
 // same order in terms racecheck models: every thread arrives on it after its product, warp 0 waits on it before it
 // issues the next step's copies, the other warps after the state landed (before their next arrival). The counter
 // implies that barrier (every CTA arrives on the counter after its product), so the wait does not hold the step up:
-// with and without it, B = 64 ran within noise (session 55, run 3). part: rewritten by the product of step t+1, which
+// with and without it, B = 64 ran within noise (session 55, run 3). With p.pipe (LSTM's tile of 32, session 56) the
+// rows of the product's two passes come as two copies on two mbarriers, the first pass's first; the second pass
+// waits for the second. The same rows, the same order through the counter and the cluster barrier. part: rewritten by the product of step t+1, which
 // follows this thread's passing step t's second __syncthreads, after every cell read of step t. hg[j]: written at
 // step t (j = t&1) and read by the multicasts of step t+1; rewritten at step t+2, after the counter reached C *
 // (t+2): every CTA finished step t+1, whose mbarrier phase completed only when every multicast of step t+1 had
@@ -219,6 +221,11 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   // that pass's sequences read their gate sums (sgp) before the next pass overwrites it.
   constexpr int NBSP = Cfg::NBSP;
   constexpr bool HALFP = NBSP != NBS;
+  // State rows per pass of the 16-bit product (8 per n8 tile): the tile of 32's two passes take rows [0, 32) and
+  // [32, 64). With p.pipe (session 56) the tile of 32 brings them in as two copies on two mbarriers, pass 0's first,
+  // so that the first pass multiplies while the second pass's rows are still on their way (LSTM, B = 64, H200: the
+  // step 13330-13800 -> 12440-12900 cycles).
+  constexpr int kPassRows = 8 * Cfg::NTP;
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // The input projection's producers: CTAs past the consumers, in clusters of their own. Only the float32 tile of
@@ -251,7 +258,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
 
   TW* hb = reinterpret_cast<TW*>(smem_raw);                        // [HBN][N][LDH]
   float* part = reinterpret_cast<float*>(hb + HBN * N * LDH);         // [KS][NBSP][RL]
-  uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBSP * RL);  // one mbarrier
+  // One mbarrier, or (the tile of 32 with p.pipe) two: bar[q] completes on the state rows of the product's pass q
+  uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBSP * RL);
   const unsigned step_bytes = unsigned(SR * nb) * unsigned(Hr) * unsigned(sizeof(TW));  // the tile's state rows
 
   // ---- W_hh, once. 16-bit: A fragments (v9's loader; the staging buffer sits where hb / part will be). float32:
@@ -318,6 +326,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
 
   if (tid == 0) {
     mbar_init(bar, 1);
+    if (ONEBUF) mbar_init(bar + 1, 1);
     fence_mbar_init_cluster();
   }
   fence_proxy_async_shared();  // hb's generic initialisation before the peers' bulk copies into it
@@ -463,7 +472,13 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
           while (ld_acquire_gpu(counter) < unsigned(C) * unsigned(t)) {
           }
           stamp(t, 1);
-          mbar_arrive_expect_tx_cta(bar, step_bytes);
+          if (ONEBUF && p.pipe) {  // the rows of pass 0, then those of pass 1 (none where nb <= 16: completes at once)
+            const unsigned b0r = unsigned(min(SR * nb, kPassRows)) * unsigned(Hr) * unsigned(sizeof(TW));
+            mbar_arrive_expect_tx_cta(bar, b0r);
+            mbar_arrive_expect_tx_cta(bar + 1, step_bytes - b0r);
+          } else {
+            mbar_arrive_expect_tx_cta(bar, step_bytes);
+          }
         }
         // The lanes of warp 0 issue the rows (n = crank + ncl * lane, ...): at 16-32 rows per CTA one thread took
         // ~100 cycles per copy. __syncwarp orders lane 0's acquire (and the arming) before every lane's fence and
@@ -473,12 +488,24 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         fence_proxy_async_global();  // the acquired h_{t-1} before the copies that read it (async proxy)
         const TW* src = hx + size_t((t - 1) & 1) * hbuf + size_t(SR * b0) * Hr;
         TW* dst = hb + bi(t) * N * ldh;
-        if (block_copy) {
+        if (ONEBUF && p.pipe && block_copy) {
+          // Pass by pass, in order: this CTA's share of pass q's rows [q P, q P + rows_q) completes on bar[q]
+          if (lane == 0)
+#pragma unroll
+            for (int q = 0; q < 2; ++q) {
+              const int rq = min(SR * nb - q * kPassRows, kPassRows), per = (rq + int(ncl) - 1) / int(ncl);
+              const int n0 = q * kPassRows + int(crank) * per, cnt = min(per, rq - int(crank) * per);
+              if (cnt > 0)
+                bulk_multicast(dst + n0 * ldh, src + size_t(n0) * Hr, unsigned(cnt) * unsigned(Hr) * unsigned(sizeof(TW)),
+                               bar + q, mask);
+            }
+        } else if (block_copy) {
           if (lane == 0 && blk_bytes > 0)
             bulk_multicast(dst + blk_n0 * ldh, src + size_t(blk_n0) * Hr, blk_bytes, bar, mask);
         } else {
           for (int n = int(crank) + int(ncl) * lane; n < SR * nb; n += 32 * int(ncl))
-            bulk_multicast(dst + n * ldh, src + size_t(n) * Hr, unsigned(Hr) * unsigned(sizeof(TW)), bar, mask);
+            bulk_multicast(dst + n * ldh, src + size_t(n) * Hr, unsigned(Hr) * unsigned(sizeof(TW)),
+                           bar + (ONEBUF && p.pipe && n >= kPassRows ? 1 : 0), mask);
         }
         stamp(t, 2);
       }
@@ -572,6 +599,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
 #pragma unroll 1
       for (int n0 = 0; n0 < NTL; n0 += NTP) {
         if (NTL > NTP && n0 * 4 >= nb) break;
+        // p.pipe: the second pass's rows land on bar[1], while the first pass multiplies
+        if (ONEBUF && n0 > 0 && t > 0 && p.pipe) mbar_wait_parity(bar + 1, (t - 1) & 1);
         float acc[MT][NTP][4];
         mma::zero_acc(acc);
 #pragma unroll

@@ -179,6 +179,13 @@ class KernelV10Impl final : public Kernel {
     // measurable (session 55, run 3: -2.1% to -0.0% without it, one process per side: within noise).
     // OPENRNN_PERSIST_V10_CBAR=0 (developer switch, read at every launch) leaves it out.
     p.cbar = Cfg::HB == 1 && env_switch01("OPENRNN_PERSIST_V10_CBAR") != 0;
+    // The tile of 32: the state rows in two copies, pass 0's first, each on its own mbarrier, so that the product's
+    // first pass overlaps the second pass's copy (persistent_fwd_v10.cuh). LSTM only: session 56, run 2 (H200, one
+    // process per side, µs/step) measured LSTM inference at B = 34-64 -2.5% to -4.5% and training -0.2% to -1.1%, but
+    // GRU +0.3% to +2.1% at B = 34-48 (-0.4% to -1.3% at B = 64). OPENRNN_PERSIST_V10_PIPE (developer switch, read at
+    // every launch): 0 one copy on one mbarrier for both cells, 1 the two copies for both (A/B).
+    const int pipe = env_switch01("OPENRNN_PERSIST_V10_PIPE");
+    p.pipe = Cfg::HB == 1 && (pipe == 1 || (pipe != 0 && CELL == LSTM));
     if (p.ll && !(a.prep & kPrepHg))
       for (int i = 0; i < a.D; ++i)
         OPENRNN_CUDA_CHECK(cudaMemsetAsync(a.hg[i], 0, size_t(pl.groups) * 2 * a.Hr * sizeof(uint64_t), s));
