@@ -744,7 +744,7 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // Session 55: LSTM's and GRU's tiles of 32 run B = 33-64 in one launch of two groups (persistent_kernels_v10.cuh),
     // so inference keeps PERSISTENT up to B = 64 (LSTM: session 55, run 3, H100; GRU: session 56, run 2, H200; graph,
     // µs/step, PERSISTENT vs STANDARD: docs/performance.md, "v10's tile of 32 sequences for 16-bit LSTM at H = 1024
-    // (session 55)" and "GRU inference on the tile of 32 (session 56)").
+    // (session 55)" and, in session 56's section, "Change 2: GRU inference keeps PERSISTENT on the tile of 32").
     const bool t32 = H == 1024 && rnn.D == 1 && v10_tile32_on();  // both directions: not timed
     if (H >= 1024 && mode != OPENRNN_FWD_TRAINING && B > 32 && static_cast<long long>(B) * H < 65536 && !t32)
       return false;

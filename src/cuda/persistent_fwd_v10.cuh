@@ -50,8 +50,9 @@
 // implies that barrier (every CTA arrives on the counter after its product), so the wait does not hold the step up:
 // with and without it, B = 64 ran within noise (session 55, run 3). With p.pipe (LSTM's tile of 32, session 56) the
 // rows of the product's two passes come as two copies on two mbarriers, the first pass's first; the second pass
-// waits for the second. The same rows, the same order through the counter and the cluster barrier. part: rewritten by the product of step t+1, which
-// follows this thread's passing step t's second __syncthreads, after every cell read of step t. hg[j]: written at
+// waits for the second. The same rows, the same order through the counter and the cluster barrier. part: rewritten
+// by the product of step t+1, which follows this thread's passing step t's second __syncthreads, after every cell
+// read of step t. hg[j]: written at
 // step t (j = t&1) and read by the multicasts of step t+1; rewritten at step t+2, after the counter reached C *
 // (t+2): every CTA finished step t+1, whose mbarrier phase completed only when every multicast of step t+1 had
 // landed. The counter is a cooperative launch's: every CTA co-resident or the launch fails, never a deadlock. A final
@@ -496,8 +497,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
               const int rq = min(SR * nb - q * kPassRows, kPassRows), per = (rq + int(ncl) - 1) / int(ncl);
               const int n0 = q * kPassRows + int(crank) * per, cnt = min(per, rq - int(crank) * per);
               if (cnt > 0)
-                bulk_multicast(dst + n0 * ldh, src + size_t(n0) * Hr, unsigned(cnt) * unsigned(Hr) * unsigned(sizeof(TW)),
-                               bar + q, mask);
+                bulk_multicast(dst + n0 * ldh, src + size_t(n0) * Hr,
+                               unsigned(cnt) * unsigned(Hr) * unsigned(sizeof(TW)), bar + q, mask);
             }
         } else if (block_copy) {
           if (lane == 0 && blk_bytes > 0)
