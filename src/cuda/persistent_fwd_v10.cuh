@@ -82,6 +82,11 @@ namespace persist {
 template <int CELL, int H_, int U_, int MT_, int NBS_>
 struct FwdConfigV10 {
   static constexpr int G = CellTraits<CELL>::G;
+  // MT_ = 0 (lab, session 56): the product on warpgroup MMAs (wgmma, W as the register A operand of one m64 tile,
+  // the state as the shared-memory B operand in the 128-byte-swizzle layout [k block of 64][N][64]); LSTM's tiles
+  // (G U = 64 W rows). Its W fragments are the mma.sync ones of MT = 1 (4 m-groups x 4 k slices: warpgroup = k slice).
+  static constexpr bool WG = MT_ == 0;
+  static_assert(!WG || (G == 4 && U_ == 16), "wgmma product: LSTM with 16 units per CTA (one m64 tile)");
   static_assert(G == 4 || G == 3, "v10 is built for LSTM and GRU");
   static_assert(H_ == 1024, "16-bit v10: H = 1024 (v9 takes H <= 512)");
   static constexpr int H = H_, U = U_, NBS = NBS_;
@@ -89,7 +94,7 @@ struct FwdConfigV10 {
   static constexpr int RWS = G * U;   // W rows per CTA
   static_assert(RWS % 16 == 0, "whole m16 tiles");
   static constexpr int MTW = RWS / 16;  // m16 tiles per CTA
-  static constexpr int MT = MT_;        // m16 tiles per warp
+  static constexpr int MT = WG ? 1 : MT_;  // m16 tiles per warp
   static_assert(MTW % MT == 0, "whole m groups");
   static constexpr int MG = MTW / MT;   // m groups
   static constexpr int NW = 16, NT = NW * 32;
@@ -108,13 +113,16 @@ struct FwdConfigV10 {
   // Sequences the partial sums hold: the tile's, except GRU's tile of 32 (16 k slices: 114688 B for 32 sequences
   // would not fit beside the state), whose cell threads read their sums between the product's two passes (NBSP = 16).
   static constexpr int NBSP = (NBS == 32 && G == 3) ? 16 : NBS;
-  static constexpr int LDH = H + 8;   // state row stride, halves (odd multiple of 16 bytes: conflict-free ldmatrix)
+  static constexpr int LDH = WG ? H : H + 8;  // state row stride, halves (odd multiple of 16 bytes: conflict-free
+                                              // ldmatrix); WG: unpadded, 64-wide k blocks of N rows
   static constexpr int RL = RWS + 8;  // partial-sum row stride, floats (conflict-free stores for RWS = 32, 48, 64)
   static constexpr int KPW = 1, GL = 1, JL = 1;  // the float32 product's, unused
   // Shared memory: hb [HB][N][LDH] TW | part [KS][NBSP][RL] float | bar (one mbarrier); before the first step, the W
   // staging buffer [RWS][H + 8] TW at the same place (load_w_fragments, persistent_fwd_v9.cuh). The tiles of 32:
   // LSTM 132096 + 73728 + 16 B, GRU 132096 + 57344 + 16 (an H100 CTA may have 232448).
-  static constexpr size_t run_bytes() { return size_t(HB) * N * LDH * 2 + size_t(KS) * NBSP * RL * 4 + 16; }
+  static constexpr size_t run_bytes() {
+    return size_t(HB) * N * LDH * 2 + size_t(KS) * NBSP * RL * 4 + 16 + (WG ? 1024 : 0);  // WG: + aligning hb to 1 KB
+  }
   static constexpr size_t stage_bytes() { return w_stage_bytes(RWS, H); }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
 };
@@ -157,6 +165,7 @@ struct FwdConfigV10F32 {
                                         // x 8 units per warp are conflict-free)
   static constexpr int MT = 1, KTW = 1, NTL = 1, NTP = 1;  // the 16-bit product's, unused
   static constexpr int HB = 2, NBSP = NBS;                    // state buffers; sequences of part
+  static constexpr bool WG = false;                           // the 16-bit wgmma product's
   // Shared memory: hb [2][N][LDH] float | part [KS][NBS][RL] float | bar (one mbarrier).
   static constexpr size_t smem_bytes() { return size_t(2) * N * LDH * 4 + size_t(KS) * NBS * RL * 4 + 16; }
 };
@@ -199,6 +208,76 @@ __device__ __forceinline__ void bulk_multicast(void* dst, const void* src, unsig
       : "memory");
 }
 
+// ---- the wgmma product (FwdConfigV10::WG; lab, session 56) ----
+// Shared-memory descriptor of a K-major operand in the 128-byte swizzle: 128-byte rows, 8-row atoms of 1024 bytes
+// (stride byte offset), leading byte offset unused in this mode (1); base 1024-byte aligned, the k16 slices of a
+// 64-wide block 32 bytes apart (as standard_wgmma.cuh's smem_desc).
+__device__ __forceinline__ uint64_t v10_wg_desc(const void* p) {
+  const uint64_t a = smem_u32(p);
+  return ((a & 0x3FFFFull) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
+}
+// (sm_90a only, as the MMAs in v10_wg_mma: elsewhere they compile to nothing and the MMA traps)
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ void v10_wg_fence() {}
+__device__ __forceinline__ void v10_wg_commit() {}
+__device__ __forceinline__ void v10_wg_wait0() {}
+#else
+__device__ __forceinline__ void v10_wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void v10_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void v10_wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+#endif
+// d[NP / 2] (+)= A (64 x 16, registers: warp q of the warpgroup holds rows 16q..16q+15 as mma.sync's m16k16 A
+// fragment) * B (NP x 16, descriptor db)^T, NP = 8, 16 or 32; acc = 0 overwrites d. Register i of thread (warp q,
+// lane l): row 16q + l/4 + 8*((i/2)%2), column 8*(i/4) + 2*(l%4) + i%2.
+#define OPENRNN_V10_WG_ASM(SHAPE, TY, DREGS, AIDX, ...)                                                            \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" AIDX ", 0;\n"                                                  \
+               "wgmma.mma_async.sync.aligned." SHAPE ".f32." TY "." TY " " DREGS ", p, 1, 1, 0;\n}\n"              \
+               : __VA_ARGS__                                                                                       \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(acc)                                    \
+               : "memory")
+template <typename TW, int R>
+__device__ __forceinline__ void v10_wg_mma(float (&d)[R], const uint32_t (&a)[4], uint64_t db, int acc) {
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __trap();  // built without sm_90a: wgmma does not exist (choose() takes these tiles on compute capability 9.0 only)
+#else
+  constexpr bool F16 = std::is_same<TW, __half>::value;
+  if constexpr (R == 16) {
+#define OPENRNN_V10_WG_N32(TY)                                                                                     \
+  OPENRNN_V10_WG_ASM("m64n32k16", TY,                                                                              \
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, " \
+                     "%20",                                                                                        \
+                     "21", "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),     \
+                     "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),       \
+                     "+f"(d[14]), "+f"(d[15]))
+    if constexpr (F16)
+      OPENRNN_V10_WG_N32("f16");
+    else
+      OPENRNN_V10_WG_N32("bf16");
+#undef OPENRNN_V10_WG_N32
+  } else if constexpr (R == 8) {
+#define OPENRNN_V10_WG_N16(TY)                                                                                     \
+  OPENRNN_V10_WG_ASM("m64n16k16", TY, "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12", "13",           \
+                     "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]))
+    if constexpr (F16)
+      OPENRNN_V10_WG_N16("f16");
+    else
+      OPENRNN_V10_WG_N16("bf16");
+#undef OPENRNN_V10_WG_N16
+  } else {
+    static_assert(R == 4, "wgmma n8, n16 or n32");
+#define OPENRNN_V10_WG_N8(TY)                                                                                      \
+  OPENRNN_V10_WG_ASM("m64n8k16", TY, "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8", "9", "+f"(d[0]), "+f"(d[1]),        \
+                     "+f"(d[2]), "+f"(d[3]))
+    if constexpr (F16)
+      OPENRNN_V10_WG_N8("f16");
+    else
+      OPENRNN_V10_WG_N8("bf16");
+#undef OPENRNN_V10_WG_N8
+  }
+#endif
+}
+#undef OPENRNN_V10_WG_ASM
+
 // XPK: the instantiation with the input projection's producers (p.xprod > 0 CTAs per direction after p.xcons
 // consumers), float32 tile of one at H = 512 with 8 units per CTA only. Its own instantiation: as runtime branches in
 // the plain tile of one, the same code made that kernel ~4% slower with the producers off (run 3, session 38).
@@ -222,6 +301,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   // that pass's sequences read their gate sums (sgp) before the next pass overwrites it.
   constexpr int NBSP = Cfg::NBSP;
   constexpr bool HALFP = NBSP != NBS;
+  constexpr bool WG = Cfg::WG;
   // State rows per pass of the 16-bit product (8 per n8 tile): the tile of 32's two passes take rows [0, 32) and
   // [32, 64). With p.pipe (session 56) the tile of 32 brings them in as two copies on two mbarriers, pass 0's first,
   // so that the first pass multiplies while the second pass's rows are still on their way (LSTM, B = 64, H200: the
@@ -257,7 +337,9 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   const int nb = min(p.BT, B - b0);
   const uint32_t crank = cluster_ctarank(), ncl = cluster_nctarank();
 
-  TW* hb = reinterpret_cast<TW*>(smem_raw);                        // [HBN][N][LDH]
+  // WG: hb 1024-byte aligned (the swizzle atoms of the wgmma operand), run_bytes() has room for the shift
+  unsigned char* const sbase = WG ? smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u) : smem_raw;
+  TW* hb = reinterpret_cast<TW*>(sbase);                           // [HBN][N][LDH]; WG: [H / 64][N][64]
   float* part = reinterpret_cast<float*>(hb + HBN * N * LDH);         // [KS][NBSP][RL]
   // One mbarrier, or (the tile of 32 with p.pipe) two: bar[q] completes on the state rows of the product's pass q
   uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBSP * RL);
@@ -298,6 +380,19 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   // ---- initial state: hb[0] = h0 (split: rows 2s hi, 2s+1 lo), hb[1] = 0 (the rows past SR nb and columns past Hr
   // stay 0 for good)
   const float* h0 = p.h0[dir];
+  if constexpr (WG) {
+    // per buffer [kb][n][64]: physical column pc of row n in k block kb holds k = 64 kb + (pc ^ ((n & 7) << 3))
+    for (int i = tid; i < HBN * N * H; i += NT) {
+      const int kb = (i / (N * 64)) % (H / 64), n = (i / 64) % N, pc = i % 64, s = n / SR;
+      const int k = kb * 64 + (pc ^ ((n & 7) << 3));
+      float v = 0.f;
+      if (i < N * H && s < nb && k < Hr && h0) {
+        const float h = h0[size_t(b0 + s) * Hr + k];
+        v = SR == 2 && (n & 1) ? h - S::to_f(S::from_f(h)) : h;
+      }
+      hb[i] = S::from_f(v);
+    }
+  } else
   for (int i = tid; i < HBN * N * LDH; i += NT) {
     const int n = (i / ldh) % N, kp = i % ldh, s = n / SR;
     const int k = swz ? kp ^ ((n & 7) << 3) : kp;  // the logical column stored at physical column kp
@@ -489,7 +584,24 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         fence_proxy_async_global();  // the acquired h_{t-1} before the copies that read it (async proxy)
         const TW* src = hx + size_t((t - 1) & 1) * hbuf + size_t(SR * b0) * Hr;
         TW* dst = hb + bi(t) * N * ldh;
-        if (ONEBUF && p.pipe && block_copy) {
+        if constexpr (WG) {
+          // [kb][rows of the batch][64] in hg: lane kb < 16 copies k block kb of this CTA's rows, pass 0's then pass
+          // 1's (p.pipe) or all of them at once, each a contiguous run of 128-byte rows
+          if (lane < H / 64) {
+            const TW* srck = hx + size_t((t - 1) & 1) * hbuf + (size_t(lane) * (SR * B) + size_t(SR * b0)) * 64;
+            TW* dstk = hb + bi(t) * N * H + lane * N * 64;
+            if (p.pipe) {
+#pragma unroll
+              for (int q = 0; q < 2; ++q) {
+                const int rq = min(SR * nb - q * kPassRows, kPassRows), per = (rq + int(ncl) - 1) / int(ncl);
+                const int n0 = q * kPassRows + int(crank) * per, cnt = min(per, rq - int(crank) * per);
+                if (cnt > 0) bulk_multicast(dstk + n0 * 64, srck + size_t(n0) * 64, unsigned(cnt) * 128u, bar + q, mask);
+              }
+            } else if (blk_bytes > 0) {
+              bulk_multicast(dstk + blk_n0 * 64, srck + size_t(blk_n0) * 64, blk_bytes / unsigned(H / 64), bar, mask);
+            }
+          }
+        } else if (ONEBUF && p.pipe && block_copy) {
           // Pass by pass, in order: this CTA's share of pass q's rows [q P, q P + rows_q) completes on bar[q]
           if (lane == 0)
 #pragma unroll
@@ -587,6 +699,62 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
           if (i < G) part[(ks * NBSP + q0 + q) * RL + i * U + mg * 8 + ul] = v[y];
         }
       }
+    } else if constexpr (WG) {
+      // Warpgroup ks (= warp / 4) over its k slice [256 ks, 256 ks + 256) (16 k16 tiles, k blocks 4 ks .. 4 ks + 3),
+      // warp mg of it rows [16 mg, 16 mg + 16) of the m64 tile. NPS passes of NPR state rows: the tile of 32 two of 32
+      // (sequences 16 q .. 16 q + 15; pass 1, where nb > 16, waits for its rows with p.pipe), smaller tiles one of N.
+      constexpr int NPS = N > 32 ? 2 : 1, NPR = N / NPS, R = NPR / 2;
+      // SEQ (training's instantiation): pass 0 is waited for and stored before pass 1 is issued, so that one
+      // accumulator set (16 registers) serves both passes: the reserve's writes leave the training kernel 16 registers
+      // fewer than inference's, and with both sets it spilled 136 bytes (inference 92). The same MMAs on the same
+      // operands: the sums are bitwise those of the overlapped order.
+      constexpr bool SEQ = TRAIN;
+      constexpr int NA = SEQ ? 1 : NPS;
+      const TW* const hs = hb + bi(t) * N * H;
+      // Not zeroed: each pass's first MMA overwrites them (scale-d 0). Zeroing them here put register writes after
+      // the wgmma.fence (ptxas C7517: a wait injected after pass 0, which undid the overlap with pass 1's copy).
+      float acc[NA][R];
+      // pass q's sums (acc[a]) to part: each thread adds its hi and lo columns (state rows 2s, 2s + 1)
+      auto store_pass = [&](int q, int a) {
+#pragma unroll
+        for (int i = 0; i < R; ++i) asm volatile("" : "+f"(acc[a][i])::"memory");
+#pragma unroll
+        for (int j = 0; j < NPR / 8; ++j) {
+          const int row = mg * 16 + gr, sq = q * (NPR / 2) + j * 4 + tc;
+          float* pp = part + (ks * NBSP + sq) * RL + row;
+          pp[0] = __fadd_rn(acc[a][4 * j], acc[a][4 * j + 1]);
+          pp[8] = __fadd_rn(acc[a][4 * j + 2], acc[a][4 * j + 3]);
+        }
+      };
+      v10_wg_fence();
+#pragma unroll
+      for (int q = 0; q < NPS; ++q) {
+        if (q == 1) {
+          if (nb <= 16) break;
+          if (t > 0 && p.pipe) mbar_wait_parity(bar + 1, (t - 1) & 1);
+          __syncwarp();
+          v10_wg_fence();  // at a converged point (ptxas serialises the MMAs where it has to insert its own)
+        }
+#pragma unroll
+        for (int kk = 0; kk < KTW; ++kk) {
+          const int kt = ks * KTW + kk;
+          const TW* bs = hs + (kt >> 2) * N * 64 + q * NPR * 64 + (kt & 3) * 16;
+          v10_wg_mma<TW>(acc[SEQ ? 0 : q], wa[0][kk], v10_wg_desc(bs), kk);
+        }
+        v10_wg_commit();
+        if constexpr (SEQ) {
+          v10_wg_wait0();
+          store_pass(q, 0);
+        }
+      }
+      if constexpr (!SEQ) {
+        v10_wg_wait0();
+#pragma unroll
+        for (int q = 0; q < NPS; ++q) {
+          if (q == 1 && nb <= 16) break;
+          store_pass(q, q);
+        }
+      }
     } else {
       // 16-bit: this warp's MT m-tiles x its KTW k tiles x all N state rows of hb[bi(t)] -> part[ks]. (v9's loop with
       // one accumulator set. Kept inline in both kernels: as one shared function it changed v9's register
@@ -681,7 +849,14 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
           st_relaxed_gpu_u64(llw() + size_t(t & 1) * Hr + u, (uint64_t(t + 1) << 32) | __float_as_uint(hreg));
         } else {
           TW* const rp = hx + size_t(t & 1) * hbuf + size_t(b) * SR * Hr;
-          if (swz) {  // rows n = 2s (hi) and 2s + 1 (lo) of the tile, swizzled as hb (above)
+          if constexpr (WG) {  // [kb][rows of the batch][64]: rows SR b (hi) and SR b + 1 (lo), swizzled by 2s, 2s + 1
+            TW* const bp = hx + size_t(t & 1) * hbuf;
+            const size_t r = size_t(u >> 6) * size_t(SR * B) + size_t(b) * SR;
+            const int c = u & 63;
+            const TW hi = S::from_f(hreg);
+            bp[r * 64 + (c ^ (((2 * s) & 7) << 3))] = hi;
+            bp[(r + 1) * 64 + (c ^ (((2 * s + 1) & 7) << 3))] = S::from_f(hreg - S::to_f(hi));
+          } else if (swz) {  // rows n = 2s (hi) and 2s + 1 (lo) of the tile, swizzled as hb (above)
             const TW hi = S::from_f(hreg);
             rp[u ^ (((2 * s) & 7) << 3)] = hi;
             rp[Hr + (u ^ (((2 * s + 1) & 7) << 3))] = S::from_f(hreg - S::to_f(hi));

@@ -46,10 +46,13 @@ class KernelV10Impl final : public Kernel {
   bool grid_mode() const override { return true; }
   int version() const override { return 10; }
   int ub() const override { return U; }
+  bool wgmma() const override { return Cfg::WG; }
   std::string name() const override {
     char b[96];
     if (std::is_same<TW, float>::value)
       snprintf(b, sizeof b, "v10_H%d_ub%d_ffma_nbs%d%s%s", Cfg::H, U, NBS, LLV ? "_ll" : "", NW == 8 ? "_w8" : "");
+    else if (Cfg::WG)
+      snprintf(b, sizeof b, "v10_H%d_ub%d_wg_nbs%d", Cfg::H, U, NBS);
     else
       snprintf(b, sizeof b, "v10_H%d_ub%d_mt%d_nbs%d%s", Cfg::H, U, MT, NBS, LLV ? "_ll" : "");
     return b;
@@ -248,11 +251,18 @@ void add_kernels_v10(std::vector<std::unique_ptr<Kernel>>& v) {
   v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 4, true>());
   v.emplace_back(new KernelV10Impl<GRU, TW, 1024, 16, 3, 4, true>());
   static_assert(sizeof(TW) == 2, "16-bit storage; float32: add_kernels_v10_f32");
+  // Each LSTM tile with the product on warpgroup MMAs ("MT = 0", sessions 56-57) just before its mma.sync twin (same
+  // rank in choose(): the earlier one goes first). choose() takes the tile of 32 by default, the others only with
+  // OPENRNN_PERSIST_V10_WG=1 (they measured slower: docs/performance.md, session 57).
+  v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 0, 4>());
   v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 4>());
+  v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 0, 8>());
   v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 8>());
+  v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 0, 16>());
   v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 16>());
   // The tiles of 32 (session 55): B = 33-64 in one launch of two groups where the tile of 16 takes two (choose()
   // prefers the fewest launches). GRU's holds the partial sums of 16 sequences at a time (FwdConfigV10::NBSP).
+  v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 0, 32>());
   v.emplace_back(new KernelV10Impl<LSTM, TW, 1024, 16, 2, 32>());
   v.emplace_back(new KernelV10Impl<GRU, TW, 1024, 16, 3, 4>());
   v.emplace_back(new KernelV10Impl<GRU, TW, 1024, 16, 3, 8>());
