@@ -69,6 +69,7 @@ using persist::trace_choice;
 using persist::trace_line;
 using persist::trace_xprod;
 using persist::v10_tile32_on;
+using persist::v10_wg_on;
 using persist::v7_preferred;
 using persist_io::layer_post_kernel;
 using persist_io::layer_prep_kernel;
@@ -745,7 +746,10 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // so inference keeps PERSISTENT up to B = 64 (LSTM: session 55, run 3, H100; GRU: session 56, run 2, H200; graph,
     // µs/step, PERSISTENT vs STANDARD: docs/performance.md, "v10's tile of 32 sequences for 16-bit LSTM at H = 1024
     // (session 55)" and, in session 56's section, "Change 2: GRU inference keeps PERSISTENT on the tile of 32").
-    const bool t32 = H == 1024 && rnn.D == 1 && v10_tile32_on();  // both directions: not timed
+    // Session 57 (run 6, H200, float16, graph, µs/step, STANDARD vs PERSISTENT): with the product of LSTM's tile of
+    // 32 on wgmma, both directions too: B = 33 13.97 vs 10.90, B = 64 16.17 vs 13.58 (B = 96: 19.05 vs 20.68, out of
+    // the tile's reach). GRU's two directions were not timed.
+    const bool t32 = H == 1024 && v10_tile32_on() && (rnn.D == 1 || (lstm && v10_wg_on()));
     if (H >= 1024 && mode != OPENRNN_FWD_TRAINING && B > 32 && static_cast<long long>(B) * H < 65536 && !t32)
       return false;
     if (H >= 1024 && mode != OPENRNN_FWD_TRAINING && static_cast<long long>(B) * H >= 65536 && !t32 &&

@@ -148,6 +148,8 @@ bool persist_bwd_disabled() {
 // v7_preferred. OPENRNN_PERSIST_V7_SHAPE=MBxUB (tuning): only that v7 block shape.
 int persist_v7_mode() { return env_switch01("OPENRNN_PERSIST_V7"); }
 
+bool v10_wg_on() { return env_switch01("OPENRNN_PERSIST_V10_WG") != 0; }
+
 bool v10_tile32_on() {
   const int nbs = v10_nbs_forced();
   return persist_v10_mode() != 0 && (nbs <= 0 || nbs == 32);

@@ -37,6 +37,8 @@ bool v7_preferred(int B, int H);
 // Whether v10's 16-bit LSTM / GRU tiles of 32 may run (B = 33-64 in one launch at H = 1024; session 55): v10 not
 // switched off and no other tile forced (OPENRNN_PERSIST_V10 / _NBS). The AUTO rule asks it.
 bool v10_tile32_on();
+// Whether choose() may take v10's wgmma tile of 32 (16-bit LSTM): unless OPENRNN_PERSIST_V10_WG=0.
+bool v10_wg_on();
 
 // OPENRNN_PERSIST_TRACE=1: one line per distinct kernel choice / input projection inside the launch, on stderr.
 void trace_line(const char* what, const std::string& name, const Plan& pl, int B, int D);

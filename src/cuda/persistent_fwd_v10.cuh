@@ -704,28 +704,15 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
       // warp mg of it rows [16 mg, 16 mg + 16) of the m64 tile. NPS passes of NPR state rows: the tile of 32 two of 32
       // (sequences 16 q .. 16 q + 15; pass 1, where nb > 16, waits for its rows with p.pipe), smaller tiles one of N.
       constexpr int NPS = N > 32 ? 2 : 1, NPR = N / NPS, R = NPR / 2;
-      // SEQ (training's instantiation): pass 0 is waited for and stored before pass 1 is issued, so that one
-      // accumulator set (16 registers) serves both passes: the reserve's writes leave the training kernel 16 registers
-      // fewer than inference's, and with both sets it spilled 136 bytes (inference 92). The same MMAs on the same
-      // operands: the sums are bitwise those of the overlapped order.
-      constexpr bool SEQ = TRAIN;
-      constexpr int NA = SEQ ? 1 : NPS;
+      // Pass by pass: pass 0's MMAs are waited for and its sums stored before pass 1's are issued, so that one set of
+      // R accumulators serves both passes. Holding both sets (pass 1 issued before the wait, as session 56's lab diff
+      // did) spilled 92 / 136 bytes (inference / training) against 40 / 44 now, and the step was slower: H200, LSTM
+      // B = 33-64 inference -12% to -16% against mma.sync with both sets, -19% to -21% with one (session 57, runs
+      // 3-4). The same MMAs on the same operands either way.
       const TW* const hs = hb + bi(t) * N * H;
       // Not zeroed: each pass's first MMA overwrites them (scale-d 0). Zeroing them here put register writes after
       // the wgmma.fence (ptxas C7517: a wait injected after pass 0, which undid the overlap with pass 1's copy).
-      float acc[NA][R];
-      // pass q's sums (acc[a]) to part: each thread adds its hi and lo columns (state rows 2s, 2s + 1)
-      auto store_pass = [&](int q, int a) {
-#pragma unroll
-        for (int i = 0; i < R; ++i) asm volatile("" : "+f"(acc[a][i])::"memory");
-#pragma unroll
-        for (int j = 0; j < NPR / 8; ++j) {
-          const int row = mg * 16 + gr, sq = q * (NPR / 2) + j * 4 + tc;
-          float* pp = part + (ks * NBSP + sq) * RL + row;
-          pp[0] = __fadd_rn(acc[a][4 * j], acc[a][4 * j + 1]);
-          pp[8] = __fadd_rn(acc[a][4 * j + 2], acc[a][4 * j + 3]);
-        }
-      };
+      float acc[R];
       v10_wg_fence();
 #pragma unroll
       for (int q = 0; q < NPS; ++q) {
@@ -739,20 +726,19 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         for (int kk = 0; kk < KTW; ++kk) {
           const int kt = ks * KTW + kk;
           const TW* bs = hs + (kt >> 2) * N * 64 + q * NPR * 64 + (kt & 3) * 16;
-          v10_wg_mma<TW>(acc[SEQ ? 0 : q], wa[0][kk], v10_wg_desc(bs), kk);
+          v10_wg_mma<TW>(acc, wa[0][kk], v10_wg_desc(bs), kk);
         }
         v10_wg_commit();
-        if constexpr (SEQ) {
-          v10_wg_wait0();
-          store_pass(q, 0);
-        }
-      }
-      if constexpr (!SEQ) {
         v10_wg_wait0();
 #pragma unroll
-        for (int q = 0; q < NPS; ++q) {
-          if (q == 1 && nb <= 16) break;
-          store_pass(q, q);
+        for (int i = 0; i < R; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+        // pass q's sums to part: each thread adds its hi and lo columns (state rows 2s, 2s + 1)
+#pragma unroll
+        for (int j = 0; j < NPR / 8; ++j) {
+          const int row = mg * 16 + gr, sq = q * (NPR / 2) + j * 4 + tc;
+          float* pp = part + (ks * NBSP + sq) * RL + row;
+          pp[0] = __fadd_rn(acc[4 * j], acc[4 * j + 1]);
+          pp[8] = __fadd_rn(acc[4 * j + 2], acc[4 * j + 3]);
         }
       }
     } else {
