@@ -708,7 +708,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
       // R accumulators serves both passes. Holding both sets (pass 1 issued before the wait, as session 56's lab diff
       // did) spilled 92 / 136 bytes (inference / training) against 40 / 44 now, and the step was slower: H200, LSTM
       // B = 33-64 inference -12% to -16% against mma.sync with both sets, -19% to -21% with one (session 57, runs
-      // 3-4). The same MMAs on the same operands either way.
+      // 4-5). The same MMAs on the same operands either way.
       const TW* const hs = hb + bi(t) * N * H;
       // Not zeroed: each pass's first MMA overwrites them (scale-d 0). Zeroing them here put register writes after
       // the wgmma.fence (ptxas C7517: a wait injected after pass 0, which undid the overlap with pass 1's copy).
