@@ -241,6 +241,12 @@ __device__ __forceinline__ void v10_wg_mma(float (&d)[R], const uint32_t (&a)[4]
   __trap();  // built without sm_90a: wgmma does not exist (choose() takes these tiles on compute capability 9.0 only)
 #else
   constexpr bool F16 = std::is_same<TW, __half>::value;
+  // the instruction's input type from TW
+#define OPENRNN_V10_WG_TY(M) \
+  if constexpr (F16)         \
+    M("f16");                \
+  else                       \
+    M("bf16")
   if constexpr (R == 16) {
 #define OPENRNN_V10_WG_N32(TY)                                                                                     \
   OPENRNN_V10_WG_ASM("m64n32k16", TY,                                                                              \
@@ -249,31 +255,23 @@ __device__ __forceinline__ void v10_wg_mma(float (&d)[R], const uint32_t (&a)[4]
                      "21", "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),     \
                      "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),       \
                      "+f"(d[14]), "+f"(d[15]))
-    if constexpr (F16)
-      OPENRNN_V10_WG_N32("f16");
-    else
-      OPENRNN_V10_WG_N32("bf16");
+    OPENRNN_V10_WG_TY(OPENRNN_V10_WG_N32);
 #undef OPENRNN_V10_WG_N32
   } else if constexpr (R == 8) {
 #define OPENRNN_V10_WG_N16(TY)                                                                                     \
   OPENRNN_V10_WG_ASM("m64n16k16", TY, "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12", "13",           \
                      "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]))
-    if constexpr (F16)
-      OPENRNN_V10_WG_N16("f16");
-    else
-      OPENRNN_V10_WG_N16("bf16");
+    OPENRNN_V10_WG_TY(OPENRNN_V10_WG_N16);
 #undef OPENRNN_V10_WG_N16
   } else {
     static_assert(R == 4, "wgmma n8, n16 or n32");
 #define OPENRNN_V10_WG_N8(TY)                                                                                      \
   OPENRNN_V10_WG_ASM("m64n8k16", TY, "{%0, %1, %2, %3}, {%4, %5, %6, %7}, %8", "9", "+f"(d[0]), "+f"(d[1]),        \
                      "+f"(d[2]), "+f"(d[3]))
-    if constexpr (F16)
-      OPENRNN_V10_WG_N8("f16");
-    else
-      OPENRNN_V10_WG_N8("bf16");
+    OPENRNN_V10_WG_TY(OPENRNN_V10_WG_N8);
 #undef OPENRNN_V10_WG_N8
   }
+#undef OPENRNN_V10_WG_TY
 #endif
 }
 #undef OPENRNN_V10_WG_ASM
