@@ -200,9 +200,10 @@ Choice choose(const cudaDeviceProp& prop, openrnn_cell cell, openrnn_data_type d
     // v10: the same, only where the bulk-copy rows are whole 16-byte chunks (H % 8 in 16 bits, H % 4 in float32),
     // and unless forced where v10_preferred says
     // v10's wgmma tiles (16-bit LSTM, session 57): only at Hr == H (the exchange rows in 64-wide k blocks) on
-    // compute capability 9.0 (sm_90a code). By default the tile of 32 (B = 33-64: inference -12% to -15% against
-    // mma.sync, H200), not the tiles of 4-16 (slower: B = 4 +25%, B = 16 +9%); OPENRNN_PERSIST_V10_WG=1 / 0 (developer
-    // switch, read at every call) every wgmma tile / none. Registered before their mma.sync twins: taken first.
+    // compute capability 9.0 (sm_90a code). By default the tile of 32 (B = 33-64: inference -19% to -21%, training
+    // -5% against mma.sync; H200, session 57, run 5), not the tiles of 4-16 (slower: B = 4 +25%, B = 16 +9%, run 2);
+    // OPENRNN_PERSIST_V10_WG=1 / 0 (developer switch, read at every call) every wgmma tile / none. Registered before
+    // their mma.sync twins: taken first.
     if (k->wgmma()) {
       const int wg = env_switch01("OPENRNN_PERSIST_V10_WG");
       if (wg == 0 || (wg != 1 && k->bc() != 32) || H_ != H || prop.major != 9 || prop.minor != 0) continue;
