@@ -191,8 +191,9 @@ TEST(CudaStream, AutoRnnRule) {
 // AUTO where PERSISTENT's 16-bit kernels go from one launch to two (persistent_preferred, session 47): at H = 512
 // STANDARD above B = 140 (v9's tiles of 20 in one wave up to there); at H = 1024 inference goes to STANDARD above
 // B = 32, except one direction up to B = 64 (v10's tiles of 32: LSTM session 55, GRU session 56; training stays
-// PERSISTENT's), and LSTM's two directions up to B = 64 (the wgmma tile of 32, session 57). At H = 256 above B = 256 (sessions 51-52), one layer: training PERSISTENT up to B = 512; inference
-// up to B = 480 for GRU (v9's tiles of 32 in one wave) and B = 512 for LSTM.
+// PERSISTENT's), and LSTM's two directions up to B = 64 (the wgmma tile of 32, session 57). At H = 256 above B = 256
+// (sessions 51-52), one layer: training PERSISTENT up to B = 512; inference up to B = 480 for GRU (v9's tiles of 32
+// in one wave) and B = 512 for LSTM.
 TEST(CudaStream, AutoSixteenBitLaunchEdges) {
   CUDATEST_SKIP_IF_NO_GPU();
   openrnn_handle_t h = nullptr;

@@ -82,9 +82,10 @@ namespace persist {
 template <int CELL, int H_, int U_, int MT_, int NBS_>
 struct FwdConfigV10 {
   static constexpr int G = CellTraits<CELL>::G;
-  // MT_ = 0 (lab, session 56): the product on warpgroup MMAs (wgmma, W as the register A operand of one m64 tile,
-  // the state as the shared-memory B operand in the 128-byte-swizzle layout [k block of 64][N][64]); LSTM's tiles
-  // (G U = 64 W rows). Its W fragments are the mma.sync ones of MT = 1 (4 m-groups x 4 k slices: warpgroup = k slice).
+  // MT_ = 0 (session 56 in the lab, session 57 in the library: the tile of 32 by default): the product on warpgroup
+  // MMAs (wgmma, W as the register A operand of one m64 tile, the state as the shared-memory B operand in the
+  // 128-byte-swizzle layout [k block of 64][N][64]); LSTM's tiles (G U = 64 W rows). Its W fragments are the mma.sync
+  // ones of MT = 1 (4 m-groups x 4 k slices: warpgroup = k slice).
   static constexpr bool WG = MT_ == 0;
   static_assert(!WG || (G == 4 && U_ == 16), "wgmma product: LSTM with 16 units per CTA (one m64 tile)");
   static_assert(G == 4 || G == 3, "v10 is built for LSTM and GRU");
@@ -208,7 +209,7 @@ __device__ __forceinline__ void bulk_multicast(void* dst, const void* src, unsig
       : "memory");
 }
 
-// ---- the wgmma product (FwdConfigV10::WG; lab, session 56) ----
+// ---- the wgmma product (FwdConfigV10::WG; sessions 56-57) ----
 // Shared-memory descriptor of a K-major operand in the 128-byte swizzle: 128-byte rows, 8-row atoms of 1024 bytes
 // (stride byte offset), leading byte offset unused in this mode (1); base 1024-byte aligned, the k16 slices of a
 // 64-wide block 32 bytes apart (as standard_wgmma.cuh's smem_desc).
@@ -593,7 +594,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
               for (int q = 0; q < 2; ++q) {
                 const int rq = min(SR * nb - q * kPassRows, kPassRows), per = (rq + int(ncl) - 1) / int(ncl);
                 const int n0 = q * kPassRows + int(crank) * per, cnt = min(per, rq - int(crank) * per);
-                if (cnt > 0) bulk_multicast(dstk + n0 * 64, srck + size_t(n0) * 64, unsigned(cnt) * 128u, bar + q, mask);
+                if (cnt > 0)
+                  bulk_multicast(dstk + n0 * 64, srck + size_t(n0) * 64, unsigned(cnt) * 128u, bar + q, mask);
               }
             } else if (blk_bytes > 0) {
               bulk_multicast(dstk + blk_n0 * 64, srck + size_t(blk_n0) * 64, blk_bytes / unsigned(H / 64), bar, mask);

@@ -123,7 +123,7 @@ class Kernel {
   // of H / ub() CTAs per tile of bc() sequences, exchange through L2, state multicast in small clusters).
   virtual int version() const { return 4; }
   virtual int ub() const { return 0; }
-  // v10's product on warpgroup MMAs (lab, session 56; persistent_fwd_v10.cuh, FwdConfigV10::WG)
+  // v10's product on warpgroup MMAs (sessions 56-57; persistent_fwd_v10.cuh, FwdConfigV10::WG)
   virtual bool wgmma() const { return false; }
   // v6 / v9: the cluster size its units are spread over (H/C units per CTA); 0 elsewhere.
   virtual int cluster() const { return 0; }
