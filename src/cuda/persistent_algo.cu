@@ -280,7 +280,10 @@ Layout make_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, bool 
     s.c0[d] = take(BH * 4);
     s.hn[d] = take(BH * 4);
     s.cn[d] = take(BH * 4);
-    s.hg[d] = take(2 * BHc * 8);  // float32 [2][B][Hc], or v10's tagged words [groups <= B][2][Hc] x 8 bytes
+    // float32 [2][B][Hc], or v10's tagged words [groups <= B][2][Hc] x 8 bytes; 16-bit LSTM at H = 1024 (v10's
+    // wgmma tiles: a slot of whole 8-row atoms per tile) B + kV10WgExtraB sequences' room
+    const bool wg_rows = rnn.cfg.cell == OPENRNN_CELL_LSTM && s.es == 2 && s.Hc == 1024 && s.P == 0;
+    s.hg[d] = take(2 * (BHc + (wg_rows ? size_t(persist::kV10WgExtraB) * s.Hc : 0)) * 8);
     s.flags[d] = take(sizeof(unsigned) * persist::kMaxGroups);
     if (s.P > 0) {
       s.weff[d] = take(GH * s.H * 4);

@@ -30,7 +30,8 @@
 //     state (2 nb rows of Hr halves); the lanes of warp 0 fence the generic -> async proxy and issue the CTA's share
 //     of the rows (n = crank, crank + CL, ...): cp.async.bulk global -> shared::cluster with .multicast::cluster to
 //     every CTA of its cluster, completing on each one's hb[t&1] and mbarrier (dense rows, float32 and 16-bit with
-//     p.swz: one copy of the CTA's contiguous block of rows). Every thread waits for the phase;
+//     p.swz: one copy of the CTA's contiguous block of rows; the wgmma tiles: one per product pass, of whole 8-row
+//     atoms, 16 wrs rows of 128 bytes). Every thread waits for the phase;
 //  3. product: the warp's KTW k tiles x MT m-tiles x all NTL n8 tiles of hb[t&1] (ldmatrix), hi + lo summed in
 //     registers -> part[ks][s][row];
 //  4. __syncthreads; cell: thread e < NBS*U -> (sequence e / U, unit e % U), fixed for the launch, so c and h
@@ -84,7 +85,7 @@ struct FwdConfigV10 {
   static constexpr int G = CellTraits<CELL>::G;
   // MT_ = 0 (session 56 in the lab, session 57 in the library: the tile of 32 by default): the product on warpgroup
   // MMAs (wgmma, W as the register A operand of one m64 tile, the state as the shared-memory B operand in the
-  // 128-byte-swizzle layout [k block of 64][N][64]); LSTM's tiles (G U = 64 W rows). Its W fragments are the mma.sync
+  // 128-byte-swizzle layout, per pass [k block of 64][rows][64]); LSTM's tiles (G U = 64 W rows). Its W fragments are the mma.sync
   // ones of MT = 1 (4 m-groups x 4 k slices: warpgroup = k slice).
   static constexpr bool WG = MT_ == 0;
   static_assert(!WG || (G == 4 && U_ == 16), "wgmma product: LSTM with 16 units per CTA (one m64 tile)");
@@ -115,7 +116,7 @@ struct FwdConfigV10 {
   // would not fit beside the state), whose cell threads read their sums between the product's two passes (NBSP = 16).
   static constexpr int NBSP = (NBS == 32 && G == 3) ? 16 : NBS;
   static constexpr int LDH = WG ? H : H + 8;  // state row stride, halves (odd multiple of 16 bytes: conflict-free
-                                              // ldmatrix); WG: unpadded, 64-wide k blocks of N rows
+                                              // ldmatrix); WG: unpadded, 64-wide k blocks (the kernel's wrs)
   static constexpr int RL = RWS + 8;  // partial-sum row stride, floats (conflict-free stores for RWS = 32, 48, 64)
   static constexpr int KPW = 1, GL = 1, JL = 1;  // the float32 product's, unused
   // Shared memory: hb [HB][N][LDH] TW | part [KS][NBSP][RL] float | bar (one mbarrier); before the first step, the W
@@ -338,11 +339,26 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
 
   // WG: hb 1024-byte aligned (the swizzle atoms of the wgmma operand), run_bytes() has room for the shift
   unsigned char* const sbase = WG ? smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u) : smem_raw;
-  TW* hb = reinterpret_cast<TW*>(sbase);                           // [HBN][N][LDH]; WG: [H / 64][N][64]
+  TW* hb = reinterpret_cast<TW*>(sbase);                           // [HBN][N][LDH]; WG: per pass [H / 64][wrs][64]
   float* part = reinterpret_cast<float*>(hb + HBN * N * LDH);         // [KS][NBSP][RL]
   // One mbarrier, or (the tile of 32 with p.pipe) two: bar[q] completes on the state rows of the product's pass q
   uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBSP * RL);
   const unsigned step_bytes = unsigned(SR * nb) * unsigned(Hr) * unsigned(sizeof(TW));  // the tile's state rows
+  // WG: the state of a tile, in shared memory and in each exchange buffer alike, pass by pass (the tile of 32's two
+  // passes of 32 rows, the smaller tiles' one of N): pass q's k blocks of wrs(q) rows each (the pass's rows of this
+  // tile rounded up to whole 8-row swizzle atoms) at wpo(q), k block kb at kb * wrs(q) * 64, row r's 16-byte chunk c
+  // at c ^ (r & 7). So each pass is one contiguous run in both places, one bulk copy per CTA (the [kb][rows of the
+  // batch][64] exchange of session 56's diff took 16 per pass: ~1100 cycles of issue at B = 4-16, session 57, run 8).
+  // In the exchange buffers tile i (p.cbase + group) sits at i * wts(): every tile has the room of BT sequences.
+  // (Recomputed where used: kept live across the step, the offsets made the training kernel spill 72 bytes, not 44.)
+  constexpr int WNPS = N > 32 ? 2 : 1, WNPR = N / WNPS;
+  auto wrows = [](int rows, int q) { return (min(max(rows - q * WNPR, 0), WNPR) + 7) & ~7; };
+  // (An array indexed by q: it sits in local memory, 8 bytes, read in the copy's issue and the h stores. Two values
+  // kept live or recomputed from nb where used made ptxas spill 136-188 bytes in the tile of 32, not 0.)
+  const int wrsa[2] = {wrows(SR * nb, 0), wrows(SR * nb, 1)};
+  auto wrs = [&](int q) { return wrsa[q]; };
+  auto wpo = [&](int q) { return q * wrsa[0] * H; };
+  auto wts = [&]() { return size_t(wrows(SR * p.BT, 0) + wrows(SR * p.BT, 1)) * H; };
 
   // ---- W_hh, once. 16-bit: A fragments (v9's loader; the staging buffer sits where hb / part will be). float32:
   // lane (grp = lane / 8, ul = lane % 8) holds the rows i*U + ul (gate i of unit u0 + ul; GRU's i = 3, where
@@ -380,14 +396,18 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   // stay 0 for good)
   const float* h0 = p.h0[dir];
   if constexpr (WG) {
-    // per buffer [kb][n][64]: physical column pc of row n in k block kb holds k = 64 kb + (pc ^ ((n & 7) << 3))
+    // per buffer, pass q's region [wpo(q), wpo(q) + 16 wrs(q) 64): physical column pc of row r in k block kb holds
+    // k = 64 kb + (pc ^ ((r & 7) << 3)) of state row n = q WNPR + r; the rest of the buffer is 0
     for (int i = tid; i < HBN * N * H; i += NT) {
-      const int kb = (i / (N * 64)) % (H / 64), n = (i / 64) % N, pc = i % 64, s = n / SR;
-      const int k = kb * 64 + (pc ^ ((n & 7) << 3));
+      const int j = i % (N * H), q = WNPS == 2 && j >= wpo(1) ? 1 : 0, e = j - wpo(q);
       float v = 0.f;
-      if (i < N * H && s < nb && k < Hr && h0) {
-        const float h = h0[size_t(b0 + s) * Hr + k];
-        v = SR == 2 && (n & 1) ? h - S::to_f(S::from_f(h)) : h;
+      if (i < N * H && wrs(q) > 0 && e < wrs(q) * H && h0) {
+        const int kb = e / (wrs(q) * 64), r = (e / 64) % wrs(q), pc = e % 64, n = q * WNPR + r, s = n / SR;
+        const int k = kb * 64 + (pc ^ ((r & 7) << 3));
+        if (s < nb && k < Hr) {
+          const float h = h0[size_t(b0 + s) * Hr + k];
+          v = SR == 2 && (n & 1) ? h - S::to_f(S::from_f(h)) : h;
+        }
       }
       hb[i] = S::from_f(v);
     }
@@ -434,8 +454,10 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   cluster_arrive_release();
   cluster_wait_acquire();
 
-  TW* const hx = reinterpret_cast<TW*>(p.hg[dir]);  // [2][B][SR][Hr]: buffer j, row SR b + term
-  const size_t hbuf = size_t(B) * SR * Hr;
+  TW* const hx = reinterpret_cast<TW*>(p.hg[dir]);  // [2][B][SR][Hr]: buffer j, row SR b + term (WG: [2][tiles]
+                                                     // slots of wts(), laid out as hb)
+  // one exchange buffer's elements (WG: a slot of wts per tile; make_layout and the plan leave room for them)
+  const size_t hbuf = WG ? size_t((B + p.BT - 1) / p.BT) * wts() : size_t(B) * SR * Hr;
   unsigned* counter = p.flags[dir] + p.cbase + group;
   const uint16_t mask = uint16_t((1u << ncl) - 1u);
   // float32 at Hr == H: the tile's rows are contiguous in hg and in hb (LDH == H), so each CTA of the cluster copies
@@ -567,7 +589,17 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
           while (ld_acquire_gpu(counter) < unsigned(C) * unsigned(t)) {
           }
           stamp(t, 1);
-          if (ONEBUF && p.pipe) {  // the rows of pass 0, then those of pass 1 (none where nb <= 16: completes at once)
+          if (WG) {  // whole passes of padded rows (wrs), on bar[q] with p.pipe
+            const unsigned b0r = unsigned(wrs(0)) * unsigned(H) * unsigned(sizeof(TW));
+            const unsigned b1r = unsigned(wrs(1)) * unsigned(H) * unsigned(sizeof(TW));
+            if (p.pipe) {
+              mbar_arrive_expect_tx_cta(bar, b0r);
+              mbar_arrive_expect_tx_cta(bar + 1, b1r);
+            } else {
+              mbar_arrive_expect_tx_cta(bar, b0r + b1r);
+            }
+          } else if (ONEBUF && p.pipe) {  // the rows of pass 0, then those of pass 1 (none where nb <= 16: completes
+                                          // at once)
             const unsigned b0r = unsigned(min(SR * nb, kPassRows)) * unsigned(Hr) * unsigned(sizeof(TW));
             mbar_arrive_expect_tx_cta(bar, b0r);
             mbar_arrive_expect_tx_cta(bar + 1, step_bytes - b0r);
@@ -584,23 +616,20 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         const TW* src = hx + size_t((t - 1) & 1) * hbuf + size_t(SR * b0) * Hr;
         TW* dst = hb + bi(t) * N * ldh;
         if constexpr (WG) {
-          // [kb][rows of the batch][64] in hg: lane kb < 16 copies k block kb of this CTA's rows, pass 0's then pass
-          // 1's (p.pipe) or all of them at once, each a contiguous run of 128-byte rows
-          if (lane < H / 64) {
-            const TW* srck = hx + size_t((t - 1) & 1) * hbuf + (size_t(lane) * (SR * B) + size_t(SR * b0)) * 64;
-            TW* dstk = hb + bi(t) * N * H + lane * N * 64;
-            if (p.pipe) {
+          // lane 0 copies this CTA's share of each pass's region (16 wrs(q) rows of 128 bytes, split over the cluster
+          // by whole rows) from the tile's slot in the exchange buffer, pass 0's first (its bytes are the first
+          // product pass's), on bar[q] with p.pipe
+          if (lane == 0)
 #pragma unroll
-              for (int q = 0; q < 2; ++q) {
-                const int rq = min(SR * nb - q * kPassRows, kPassRows), per = (rq + int(ncl) - 1) / int(ncl);
-                const int n0 = q * kPassRows + int(crank) * per, cnt = min(per, rq - int(crank) * per);
-                if (cnt > 0)
-                  bulk_multicast(dstk + n0 * 64, srck + size_t(n0) * 64, unsigned(cnt) * 128u, bar + q, mask);
-              }
-            } else if (blk_bytes > 0) {
-              bulk_multicast(dstk + blk_n0 * 64, srck + size_t(blk_n0) * 64, blk_bytes / unsigned(H / 64), bar, mask);
+            for (int q = 0; q < WNPS; ++q) {
+              const int rows = 16 * wrs(q), per = (rows + int(ncl) - 1) / int(ncl);
+              const int n0 = int(crank) * per, cnt = min(per, rows - n0);
+              const TW* srcq = hx + size_t((t - 1) & 1) * hbuf + size_t(p.cbase + group) * wts() + wpo(q);
+              TW* dstq = hb + bi(t) * N * H + wpo(q);
+              if (cnt > 0)
+                bulk_multicast(dstq + n0 * 64, srcq + size_t(n0) * 64, unsigned(cnt) * 128u, bar + (p.pipe ? q : 0),
+                               mask);
             }
-          }
         } else if (ONEBUF && p.pipe && block_copy) {
           // Pass by pass, in order: this CTA's share of pass q's rows [q P, q P + rows_q) completes on bar[q]
           if (lane == 0)
@@ -725,7 +754,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
 #pragma unroll
         for (int kk = 0; kk < KTW; ++kk) {
           const int kt = ks * KTW + kk;
-          const TW* bs = hs + (kt >> 2) * N * 64 + q * NPR * 64 + (kt & 3) * 16;
+          const TW* bs = hs + wpo(q) + (kt >> 2) * wrs(q) * 64 + (kt & 3) * 16;
           v10_wg_mma<TW>(acc, wa[0][kk], v10_wg_desc(bs), kk);
         }
         v10_wg_commit();
@@ -835,13 +864,13 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
           st_relaxed_gpu_u64(llw() + size_t(t & 1) * Hr + u, (uint64_t(t + 1) << 32) | __float_as_uint(hreg));
         } else {
           TW* const rp = hx + size_t(t & 1) * hbuf + size_t(b) * SR * Hr;
-          if constexpr (WG) {  // [kb][rows of the batch][64]: rows SR b (hi) and SR b + 1 (lo), swizzled by 2s, 2s + 1
-            TW* const bp = hx + size_t(t & 1) * hbuf;
-            const size_t r = size_t(u >> 6) * size_t(SR * B) + size_t(b) * SR;
-            const int c = u & 63;
+          if constexpr (WG) {  // rows 2s (hi) and 2s + 1 (lo) of the tile, in pass q = 2s / WNPR (the layout above)
+            const int n = SR * s, q = WNPS == 2 && n >= WNPR ? 1 : 0, r = n - q * WNPR, kb = u >> 6, c = u & 63;
+            TW* const tp =
+                hx + size_t(t & 1) * hbuf + size_t(p.cbase + group) * wts() + wpo(q) + size_t(kb) * wrs(q) * 64;
             const TW hi = S::from_f(hreg);
-            bp[r * 64 + (c ^ (((2 * s) & 7) << 3))] = hi;
-            bp[(r + 1) * 64 + (c ^ (((2 * s + 1) & 7) << 3))] = S::from_f(hreg - S::to_f(hi));
+            tp[r * 64 + (c ^ ((r & 7) << 3))] = hi;
+            tp[(r + 1) * 64 + (c ^ (((r + 1) & 7) << 3))] = S::from_f(hreg - S::to_f(hi));
           } else if (swz) {  // rows n = 2s (hi) and 2s + 1 (lo) of the tile, swizzled as hb (above)
             const TW hi = S::from_f(hreg);
             rp[u ^ (((2 * s) & 7) << 3)] = hi;

@@ -63,6 +63,26 @@ class KernelV10Impl final : public Kernel {
   // co-resident clusters hold every group of the D directions (H100, one 512-thread CTA per SM, 132 SMs in GPCs of
   // different sizes: 128 CTAs run in clusters of 2 but not of 4 or 8).
   Plan plan(const cudaDeviceProp& prop, int B, int D) const override {
+    Plan pl = plan_tiles(prop, B, D);
+    // The wgmma tiles' exchange slots (persistent_fwd_v10.cuh): tiles x v10_wg_slot_rows rows of H 16-bit elements
+    // per buffer, two buffers, in the B + kV10WgExtraB sequences of 16 bytes x H that make_layout gives hg.
+    if (Cfg::WG && pl.ok) {
+      const long long tiles = (B + pl.BT - 1) / pl.BT;
+      const long long need = 2 * tiles * v10_wg_slot_rows(2 * pl.BT, Cfg::N > 32 ? Cfg::N / 2 : Cfg::N) * 2;
+      const long long room = 2LL * (B + kV10WgExtraB) * 8;
+      if (need > room) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "v10 wgmma tile of %d: %lld tiles' exchange slots need %lld bytes per unit of H, the "
+                 "workspace has %lld", NBS, tiles, need, room);
+        pl = Plan();
+        pl.why = msg;
+      }
+    }
+    return pl;
+  }
+
+ private:
+  Plan plan_tiles(const cudaDeviceProp& prop, int B, int D) const {
     Plan pl;
     char msg[320];
     // 8 warps (float32): the registers of some 256-thread CTAs (GRU at H = 512: 120-125) would let two share an SM,
@@ -136,6 +156,7 @@ class KernelV10Impl final : public Kernel {
     return pl;
   }
 
+ public:
   // The input projection inside the launch (persistent_fwd_v10.cuh; float32 tiles of one): P producer CTAs per
   // direction, P a multiple of the plan's cluster size, the first of 32, 48, 64, 24, 16 that fits (pick_xprod,
   // persistent_kernels.cuh; H100, LSTM H = 512: 64 consumers + 32 producers in clusters of 8). OPENRNN_PERSIST_XPROD=0 (developer switch, read at every call) keeps the GEMM before the launch.

@@ -96,6 +96,19 @@ constexpr int kMaxGroups = 256;
 // flags[d][kXprodCounter]: the producers' chunk count (FwdParams::xprod); never a group's arrival counter (the plans
 // that take producers run at most a few groups).
 constexpr int kXprodCounter = kMaxGroups - 1;
+// v10's wgmma tiles (16-bit LSTM at H = 1024) keep each tile's state in the exchange buffers as whole 8-row swizzle
+// atoms per pass with a slot of the plan's tile per tile (persistent_fwd_v10.cuh): make_layout gives hg room for
+// B + kV10WgExtraB sequences (2 x 8 bytes x Hc each), and the plan refuses a tiling whose slots would not fit.
+constexpr int kV10WgExtraB = 32;
+// Rows of one tile's exchange slot for the wgmma tiles: 8-row atoms of each pass of at most pass_rows rows.
+inline int v10_wg_slot_rows(int rows, int pass_rows) {
+  int n = 0;
+  for (int q = 0; q * pass_rows < rows; ++q) {
+    const int r = rows - q * pass_rows;
+    n += ((r < pass_rows ? r : pass_rows) + 7) & ~7;
+  }
+  return n;
+}
 // The compiled hidden size a problem of hidden size H runs on (0: none, H > 1024).
 inline int padded_hidden(int H) { return H <= 256 ? 256 : H <= 512 ? 512 : H <= 1024 ? 1024 : 0; }
 
