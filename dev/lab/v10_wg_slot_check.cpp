@@ -12,6 +12,12 @@
 // with status 1 on any mismatch (~50 s). OPENRNN_SLOT_CHECK_BREAK=1 / 2 / 3 / 4 plants an error (the writer's swizzle
 // keyed by the sequence instead of the pass row; a copy ignoring wpo; the reads ignoring wrs; the two exchange
 // buffers one tile apart), which it must report.
+// Session 58 (dev/lab/v10_wg_tile32_kslices.diff, landed in the library): the tile of 32 brings each pass in as KS = 4 copies per CTA, one
+// per warpgroup's k slice (4 k blocks), on mbarrier KS q + slice (KSL; p.pipe no longer matters there). The check
+// records which mbarrier delivered every element of hb and requires each live read of warpgroup ks (k16 tiles
+// 16 ks .. 16 ks + 15) in pass q to come from mbarrier KS q + ks, and each mbarrier's expect-tx to equal what lands
+// on it. OPENRNN_SLOT_CHECK_BREAK=5 / 6 plant errors (the slices' copies all from the pass's start; each slice's
+// copy completing on the next slice's mbarrier).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +47,8 @@ int main() {
             const int N = 2 * NBS, HBN = NBS == 32 ? 1 : 2;
             const int WNPS = N > 32 ? 2 : 1, WNPR = N / WNPS;
             if (pipe && NBS != 32) continue;  // p.pipe: the tile of 32 only
+            const int KS = 4;
+            const bool ksl = NBS == 32;  // KSL = WG && ONEBUF: the tile of 32, whatever p.pipe says
             // the plan: one wave when the co-resident groups take B in tiles of at most NBS, else full tiles in
             // waves of groups_fit (the chunked launches, NBS >= 16)
             int BT, groups, waves = 1;
@@ -109,26 +117,37 @@ int main() {
                   // step t copies exchange buffer (t - 1) & 1 = buf into hb[bi(t)], bi(t) = t & 1 with two buffers
                   const int bi = HBN == 2 ? 1 - buf : 0;
                   std::vector<float> hb(size_t(HBN) * N * H, -2.f), hb0(size_t(HBN) * N * H, -3.f);
-                  // expect-tx: the bytes that land per pass (or in all) against the copies' sum
-                  long landed[2] = {0, 0};
+                  // expect-tx: the bytes that land per mbarrier against the copies' sum; via: which mbarrier
+                  // delivered each element of hb (-1: none, the initial zeros)
+                  long landed[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                  std::vector<signed char> via(hb.size(), -1);
+                  const int nsl = ksl ? KS : 1;
                   for (int crank = 0; crank < ncl; ++crank)
-                    for (int q = 0; q < WNPS; ++q) {  // lane 0 of each CTA, pass 0 first
-                      const int rows = 16 * wrs[q], per = (rows + ncl - 1) / ncl;
-                      const int n0 = crank * per, cnt = std::min(per, rows - n0);
+                    for (int c = 0; c < WNPS * nsl; ++c) {  // lane c of warp 0 in each CTA (the kernel's expressions)
+                      const int q = c / nsl, sl = c % nsl, rows = (H / 64 / nsl) * wrs[q];
+                      const int per = (rows + ncl - 1) / ncl, n0 = (brk == 5 ? 0 : sl * rows) + crank * per;
+                      const int cnt = std::min(per, rows - crank * per);
                       const size_t srcq = size_t(buf) * hbuf + size_t(cbase + group) * wts + (brk == 2 ? 0 : wpo(q));
                       const size_t dstq = size_t(bi) * N * H + wpo(q);
                       if (cnt <= 0) continue;
-                      landed[pipe ? q : 0] += long(cnt) * 128;
+                      const int bar = ksl ? KS * q + (brk == 6 ? (sl + 1) % KS : sl) : pipe ? q : 0;
+                      landed[bar] += long(cnt) * 128;
                       for (int i = 0; i < cnt * 64; ++i) {
                         if (srcq + size_t(n0) * 64 + i >= alloc || dstq + size_t(n0) * 64 + i >= hb.size()) {
                           ++bad;
                           break;
                         }
                         hb[dstq + size_t(n0) * 64 + i] = hx[srcq + size_t(n0) * 64 + i];
+                        via[dstq + size_t(n0) * 64 + i] = static_cast<signed char>(bar);
                       }
                     }
                   const long b0r = long(wrs[0]) * H * 2, b1r = long(wrs[1]) * H * 2;
-                  if (pipe ? (landed[0] != b0r || landed[1] != b1r) : landed[0] != b0r + b1r) ++bad;
+                  if (ksl) {
+                    for (int i = 0; i < 2 * KS; ++i)
+                      if (landed[i] != (i < KS ? b0r : b1r) / KS) ++bad;
+                  } else if (pipe ? (landed[0] != b0r || landed[1] != b1r) : landed[0] != b0r + b1r) {
+                    ++bad;
+                  }
                   // step 0's initialisation (the kernel's loop, for buffer 0 and the zeroed rest)
                   for (int i = 0; i < HBN * N * H; ++i) {
                     const int j = i % (N * H), q = WNPS == 2 && j >= wpo(1) ? 1 : 0, e2 = j - wpo(q);
@@ -161,12 +180,14 @@ int main() {
                           if (s >= nb) continue;  // dead rows: read, never summed into a live sequence
                           const float want = hval(b0 + s, k, n & 1);  // step 0's (h0)
                           const float got = hb[size_t(bi) * N * H + rel], got0 = hb0[rel];
+                          // the mbarrier warpgroup kt / 16 waits on in pass q
+                          const int want_bar = ksl ? KS * q + kt / 16 : pipe ? q : 0;
                           ++checked;
-                          if (got != want + 0.5f * buf || got0 != want) {
+                          if (got != want + 0.5f * buf || got0 != want || via[size_t(bi) * N * H + rel] != want_bar) {
                             if (bad < 10)
                               std::printf("NBS=%d B=%d fit=%d ncl=%d pipe=%d buf=%d w=%d g=%d q=%d kt=%d n=%d: copy %g "
-                                          "init %g want %g\n", NBS, B, groups_fit, ncl, pipe, buf, w, group, q, kt, n,
-                                          got, got0, want);
+                                          "init %g want %g, mbarrier %d want %d\n", NBS, B, groups_fit, ncl, pipe, buf,
+                                          w, group, q, kt, n, got, got0, want, via[size_t(bi) * N * H + rel], want_bar);
                             ++bad;
                           }
                         }

@@ -51,14 +51,17 @@
 // implies that barrier (every CTA arrives on the counter after its product), so the wait does not hold the step up:
 // with and without it, B = 64 ran within noise (session 55, run 3). With p.pipe (LSTM's tile of 32, session 56) the
 // rows of the product's two passes come as two copies on two mbarriers, the first pass's first; the second pass
-// waits for the second. The same rows, the same order through the counter and the cluster barrier. part: rewritten
-// by the product of step t+1, which follows this thread's passing step t's second __syncthreads, after every cell
-// read of step t. hg[j]: written at
-// step t (j = t&1) and read by the multicasts of step t+1; rewritten at step t+2, after the counter reached C *
-// (t+2): every CTA finished step t+1, whose mbarrier phase completed only when every multicast of step t+1 had
-// landed. The counter is a cooperative launch's: every CTA co-resident or the launch fails, never a deadlock. A final
-// cluster barrier keeps every CTA alive until the last multicast into it has landed (it also waited for it, so this
-// is belt and braces).
+// waits for the second. The wgmma tile of 32 (KSL, session 58) splits each pass further, into one copy per
+// warpgroup's k slice on eight mbarriers: warpgroup ks waits only for its own slice of each pass. The same rows, the
+// same order through the counter and the cluster barrier. (A warpgroup's B operand also reads, for dead sequences'
+// columns only, rows past its pass's rows: at nb <= 12 or nb = 17-28 some of them lie in the next slice, which may
+// still be landing. Those columns feed only part entries of sequences >= nb, which no cell thread reads.) part:
+// rewritten by the product of step t+1, which follows this thread's passing step t's second __syncthreads, after
+// every cell read of step t. hg[j]: written at step t (j = t&1) and read by the multicasts of step t+1; rewritten at
+// step t+2, after the counter reached C * (t+2): every CTA finished step t+1, whose mbarrier phase completed only when
+// every multicast of step t+1 had landed. The counter is a cooperative launch's: every CTA co-resident or the launch
+// fails, never a deadlock. A final cluster barrier keeps every CTA alive until the last multicast into it has landed
+// (it also waited for it, so this is belt and braces).
 //
 // Semantics are v7's (FwdParams, persistent_common.cuh; v7_cell / v7_outputs): ragged lengths carry the state past
 // len and zero-fill y, direction 1 runs each sequence from its own last step, cell clipping, with TRAIN the same
@@ -119,11 +122,13 @@ struct FwdConfigV10 {
                                               // ldmatrix); WG: unpadded, 64-wide k blocks (the kernel's wrs)
   static constexpr int RL = RWS + 8;  // partial-sum row stride, floats (conflict-free stores for RWS = 32, 48, 64)
   static constexpr int KPW = 1, GL = 1, JL = 1;  // the float32 product's, unused
-  // Shared memory: hb [HB][N][LDH] TW | part [KS][NBSP][RL] float | bar (one mbarrier); before the first step, the W
-  // staging buffer [RWS][H + 8] TW at the same place (load_w_fragments, persistent_fwd_v9.cuh). The tiles of 32:
-  // LSTM 132096 + 73728 + 16 B, GRU 132096 + 57344 + 16 (an H100 CTA may have 232448).
+  // Shared memory: hb [HB][N][LDH] TW | part [KS][NBSP][RL] float | bar (mbarriers: 2; WG 8); before the first step,
+  // the W staging buffer [RWS][H + 8] TW at the same place (load_w_fragments, persistent_fwd_v9.cuh). The tiles of 32:
+  // LSTM 132096 + 73728 + 16 B, GRU 132096 + 57344 + 16 (an H100 CTA may have 232448); LSTM's wgmma tile of 32
+  // 131072 + 36864 + 64 + 1024 (the 1 KB alignment of hb).
   static constexpr size_t run_bytes() {
-    return size_t(HB) * N * LDH * 2 + size_t(KS) * NBSP * RL * 4 + 16 + (WG ? 1024 : 0);  // WG: + aligning hb to 1 KB
+    // bar: 2 mbarriers, WG 8 (KSL in the kernel); WG: + aligning hb to 1 KB
+    return size_t(HB) * N * LDH * 2 + size_t(KS) * NBSP * RL * 4 + (WG ? 64 + 1024 : 16);
   }
   static constexpr size_t stage_bytes() { return w_stage_bytes(RWS, H); }
   static constexpr size_t smem_bytes() { return run_bytes() > stage_bytes() ? run_bytes() : stage_bytes(); }
@@ -341,8 +346,14 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   unsigned char* const sbase = WG ? smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u) : smem_raw;
   TW* hb = reinterpret_cast<TW*>(sbase);                           // [HBN][N][LDH]; WG: per pass [H / 64][wrs][64]
   float* part = reinterpret_cast<float*>(hb + HBN * N * LDH);         // [KS][NBSP][RL]
-  // One mbarrier, or (the tile of 32 with p.pipe) two: bar[q] completes on the state rows of the product's pass q
+  // One mbarrier, or (the tile of 32 with p.pipe) two: bar[q] completes on the state rows of the product's pass q;
+  // or (the wgmma tile of 32, KSL) eight: bar[KS q + ks] on the rows of pass q in warpgroup ks's k slice.
   uint64_t* bar = reinterpret_cast<uint64_t*>(part + KS * NBSP * RL);
+  // KSL, the wgmma tile of 32: each pass's state rows as KS copies, one per warpgroup's k slice (KBS k blocks of 64),
+  // on 2 KS mbarriers; warpgroup ks starts a pass once its slice has landed. Always, whatever p.pipe says (as a
+  // runtime switch it made the tile of 32 spill 16-36 bytes).
+  constexpr bool KSL = WG && ONEBUF;
+  constexpr int KBS = H / 64 / KS;
   const unsigned step_bytes = unsigned(SR * nb) * unsigned(Hr) * unsigned(sizeof(TW));  // the tile's state rows
   // WG: the state of a tile, in shared memory and in each exchange buffer alike, pass by pass (the tile of 32's two
   // passes of 32 rows, the smaller tiles' one of N): pass q's k blocks of wrs(q) rows each (the pass's rows of this
@@ -442,6 +453,8 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
   if (tid == 0) {
     mbar_init(bar, 1);
     if (ONEBUF) mbar_init(bar + 1, 1);
+    if (WG)
+      for (int i = 2; i < 8; ++i) mbar_init(bar + i, 1);
     fence_mbar_init_cluster();
   }
   fence_proxy_async_shared();  // hb's generic initialisation before the peers' bulk copies into it
@@ -589,10 +602,12 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
           while (ld_acquire_gpu(counter) < unsigned(C) * unsigned(t)) {
           }
           stamp(t, 1);
-          if (WG) {  // whole passes of padded rows (wrs), on bar[q] with p.pipe
+          if (WG) {  // whole passes of padded rows (wrs): on bar[KS q + ks] (KSL), else on bar[q] with p.pipe
             const unsigned b0r = unsigned(wrs(0)) * unsigned(H) * unsigned(sizeof(TW));
             const unsigned b1r = unsigned(wrs(1)) * unsigned(H) * unsigned(sizeof(TW));
-            if (p.pipe) {
+            if (KSL) {  // k slice ks of pass q: KBS k blocks of wrs(q) rows (b0r / KS, b1r / KS; 0 completes at once)
+              for (int i = 0; i < 2 * KS; ++i) mbar_arrive_expect_tx_cta(bar + i, (i < KS ? b0r : b1r) / KS);
+            } else if (p.pipe) {
               mbar_arrive_expect_tx_cta(bar, b0r);
               mbar_arrive_expect_tx_cta(bar + 1, b1r);
             } else {
@@ -616,20 +631,23 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         const TW* src = hx + size_t((t - 1) & 1) * hbuf + size_t(SR * b0) * Hr;
         TW* dst = hb + bi(t) * N * ldh;
         if constexpr (WG) {
-          // lane 0 copies this CTA's share of each pass's region (16 wrs(q) rows of 128 bytes, split over the cluster
-          // by whole rows) from the tile's slot in the exchange buffer, pass 0's first (its bytes are the first
-          // product pass's), on bar[q] with p.pipe
-          if (lane == 0)
-#pragma unroll
-            for (int q = 0; q < WNPS; ++q) {
-              const int rows = 16 * wrs(q), per = (rows + int(ncl) - 1) / int(ncl);
-              const int n0 = int(crank) * per, cnt = min(per, rows - n0);
-              const TW* srcq = hx + size_t((t - 1) & 1) * hbuf + size_t(p.cbase + group) * wts() + wpo(q);
-              TW* dstq = hb + bi(t) * N * H + wpo(q);
+          // This CTA's share of each pass's region (16 wrs(q) rows of 128 bytes, split over the cluster by whole
+          // rows) from the tile's slot in the exchange buffer: the smaller tiles one copy (lane 0); the tile of 32
+          // (KSL) one per pass and k slice (KBS k blocks: 4 wrs(q) rows), lane c copying slice c % KS of pass c / KS
+          // on bar[c], all in one instruction (lane 0 issuing the eight in a loop made ptxas spill 16-28 bytes).
+          {
+            const int nsl = KSL ? KS : 1, c = lane;
+            if (c < WNPS * nsl) {
+              const int q = c / nsl, sl = c % nsl, rows = (KSL ? KBS : H / 64) * wrs(q);  // the slice's 128-byte rows
+              const int per = (rows + int(ncl) - 1) / int(ncl), n0 = sl * rows + int(crank) * per;
+              const int cnt = min(per, rows - int(crank) * per);
+              const size_t so =
+                  size_t((t - 1) & 1) * hbuf + size_t(p.cbase + group) * wts() + wpo(q) + size_t(n0) * 64;
               if (cnt > 0)
-                bulk_multicast(dstq + n0 * 64, srcq + size_t(n0) * 64, unsigned(cnt) * 128u, bar + (p.pipe ? q : 0),
-                               mask);
+                bulk_multicast(hb + bi(t) * N * H + wpo(q) + n0 * 64, hx + so, unsigned(cnt) * 128u,
+                               bar + (KSL ? KS * q + sl : p.pipe ? q : 0), mask);
             }
+          }
         } else if (ONEBUF && p.pipe && block_copy) {
           // Pass by pass, in order: this CTA's share of pass q's rows [q P, q P + rows_q) completes on bar[q]
           if (lane == 0)
@@ -651,7 +669,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
         }
         stamp(t, 2);
       }
-      mbar_wait_parity(bar, (t - 1) & 1);
+      mbar_wait_parity(bar + (KSL ? ks : 0), (t - 1) & 1);  // KSL: this warpgroup's k slice of pass 0
       if (ONEBUF && p.cbar && warp != 0) cluster_wait_relaxed();  // before this thread's next arrival (complete)
       stamp(t, 3);
     }
@@ -747,7 +765,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
       for (int q = 0; q < NPS; ++q) {
         if (q == 1) {
           if (nb <= 16) break;
-          if (t > 0 && p.pipe) mbar_wait_parity(bar + 1, (t - 1) & 1);
+          if (t > 0 && (KSL || p.pipe)) mbar_wait_parity(bar + (KSL ? KS + ks : 1), (t - 1) & 1);
           __syncwarp();
           v10_wg_fence();  // at a converged point (ptxas serialises the MMAs where it has to insert its own)
         }

@@ -207,7 +207,8 @@ class KernelV10Impl final : public Kernel {
     // first pass overlaps the second pass's copy (persistent_fwd_v10.cuh). LSTM only: session 56, run 2 (H200, one
     // process per side, µs/step) measured LSTM inference at B = 34-64 -2.5% to -4.5% and training -0.2% to -1.1%, but
     // GRU +0.3% to +2.1% at B = 34-48 (-0.4% to -1.3% at B = 64). OPENRNN_PERSIST_V10_PIPE (developer switch, read at
-    // every launch): 0 one copy on one mbarrier for both cells, 1 the two copies for both (A/B).
+    // every launch): 0 one copy on one mbarrier for both cells, 1 the two copies for both (A/B). The wgmma tile of 32
+    // ignores it: it always takes its passes as k slices (KSL in persistent_fwd_v10.cuh).
     const int pipe = env_switch01("OPENRNN_PERSIST_V10_PIPE");
     p.pipe = Cfg::HB == 1 && (pipe == 1 || (pipe != 0 && CELL == LSTM));
     if (p.ll && !(a.prep & kPrepHg))
