@@ -535,15 +535,12 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
           while (ld_acquire_gpu(counter) < unsigned(C) * unsigned(t)) {
           }
           stamp(t, 1);
-          if (WG) {  // whole passes of padded rows (wrs): on bar[KS q + ks] (KSL), else on bar[q] with p.pipe
+          if (WG) {  // whole passes of padded rows (wrs): on bar[KS q + ks] (KSL, the tile of 32), else on bar[0]
             const unsigned b0r = unsigned(wrs(0)) * unsigned(H) * unsigned(sizeof(TW));
             const unsigned b1r = unsigned(wrs(1)) * unsigned(H) * unsigned(sizeof(TW));
             if (KSL) {  // k slice ks of pass q: KBS k blocks of wrs(q) rows (b0r / KS, b1r / KS; 0 completes at once)
               for (int i = 0; i < 2 * KS; ++i) mbar_arrive_expect_tx_cta(bar + i, (i < KS ? b0r : b1r) / KS);
-            } else if (p.pipe) {
-              mbar_arrive_expect_tx_cta(bar, b0r);
-              mbar_arrive_expect_tx_cta(bar + 1, b1r);
-            } else {
+            } else {  // the smaller tiles (two buffers, so never p.pipe): one pass on bar[0]
               mbar_arrive_expect_tx_cta(bar, b0r + b1r);
             }
           } else if (ONEBUF && p.pipe) {  // the rows of pass 0, then those of pass 1 (none where nb <= 16: completes
@@ -578,7 +575,7 @@ __global__ void __launch_bounds__(V10Config<CELL, TW, H_, U_, MT_, NBS, NW>::NT,
                   size_t((t - 1) & 1) * hbuf + size_t(p.cbase + group) * wts() + wpo(q) + size_t(n0) * 64;
               if (cnt > 0)
                 bulk_multicast(hb + bi(t) * N * H + wpo(q) + n0 * 64, hx + so, unsigned(cnt) * 128u,
-                               bar + (KSL ? KS * q + sl : p.pipe ? q : 0), mask);
+                               bar + (KSL ? KS * q + sl : 0), mask);
             }
           }
         } else if (ONEBUF && p.pipe && block_copy) {
