@@ -49,6 +49,18 @@ inline int mma_override() {
   static const int v = env_switch01("OPENRNN_STD_MMA");
   return v;
 }
+// OPENRNN_STD_MMA_ROT (developer switch, read once): which of the tensor-core step kernels here start each block's k
+// walk at a block-dependent slice (KPipe's rot): a mask, 1 the forward step, 2 the backward step; "0" none. Unset or
+// another value: both (3). The Hopper step (standard_wgmma.cuh) keeps its walk from k = 0: the same start measured
+// 1-4% slower there (docs/performance.md, session 59, run 6; dev/lab/std_hopper_kwalk_rot.diff).
+inline int mma_rot_mask() {
+  static const int v = [] {
+    const char* e = std::getenv("OPENRNN_STD_MMA_ROT");
+    int n = 3;
+    return e && std::sscanf(e, "%d", &n) == 1 && n >= 0 && n <= 3 ? n : 3;
+  }();
+  return v;
+}
 
 namespace mma {
 
@@ -67,6 +79,12 @@ constexpr int kBK = 64, kStages = 4, kLds = kBK + 8;
 // gives the row's first element, nullptr for a padding row); lim: the chunk is inside K while k0 < lim (0 for a
 // padding row). Precomputed so that the loop issues one add and one cp.async per chunk; chunks past K or of padding
 // rows are zero-filled, so they add 0.
+// rot: the block walks its KT slices starting at slice rot % KT and wrapping (slice i of the walk is k0 = ((i + rot) %
+// KT) * BK). The blocks of a step that share operand rows (every block of a row of tiles reads the same state rows)
+// would otherwise all ask L2 for the same lines at the same moment; a block-dependent start spreads them over KT
+// slices. It changes only the order in which the block's k slices are summed (fixed per block: deterministic).
+// Session 59 (H200, runs 4-5, A/B in one library): 16-bit B = 16 H = 1024 inference -4.5% to -15% (128 blocks share
+// the state rows, KT = 16), training -3% to -5%, B = 16 H = 512 training -2% to -5%; no row slower beyond noise.
 template <typename T, int ROWS, int MA, int BK, int LDS, int STG, int NTH>
 struct KPipe {
   static constexpr int CH = BK / 8, NCH = ROWS * CH, CPT = (NCH + NTH - 1) / NTH, STAGE = ROWS * LDS;
@@ -74,11 +92,11 @@ struct KPipe {
   int off[CPT], lim[CPT];
   const T* dummy;  // a valid address for the zero-filling copies
   T* stages;
-  int tid, KT;
+  int tid, KT, rot;
 
   template <typename RowFn>
-  __device__ __forceinline__ KPipe(T* smem, int thread, int K, const T* valid, RowFn row)
-      : dummy(valid), stages(smem), tid(thread), KT((K + BK - 1) / BK) {
+  __device__ __forceinline__ KPipe(T* smem, int thread, int K, const T* valid, RowFn row, int start = 0)
+      : dummy(valid), stages(smem), tid(thread), KT((K + BK - 1) / BK), rot(KT > 0 ? start % KT : 0) {
 #pragma unroll
     for (int c = 0; c < CPT; ++c) {
       const int i = tid + c * NTH;
@@ -89,6 +107,8 @@ struct KPipe {
       lim[c] = rp ? K - kc : 0;
     }
   }
+  // Slice i of the walk: its first k.
+  __device__ __forceinline__ int k_of(int i) const { return (i + rot < KT ? i + rot : i + rot - KT) * BK; }
   // Stage s gets slice k0; parts: 1 the A chunks, 2 the W chunks, 3 both.
   __device__ __forceinline__ void load(int s, int k0, int parts) const {
     T* st = stages + s * STAGE;
@@ -109,12 +129,12 @@ struct KPipe {
     if (pdl) {
 #pragma unroll
       for (int s = 0; s < STG - 1; ++s)
-        if (s < KT) load(s, s * BK, 2);
+        if (s < KT) load(s, k_of(s), 2);
       pdl_wait();
     }
 #pragma unroll
     for (int s = 0; s < STG - 1; ++s) {
-      if (s < KT) load(s, s * BK, pdl ? 1 : 3);
+      if (s < KT) load(s, k_of(s), pdl ? 1 : 3);
       cp_async_commit();
     }
   }
@@ -126,7 +146,7 @@ struct KPipe {
       cp_async_wait<STG - 2>();  // slice kt has landed (this thread's copies) ...
       __syncthreads();           // ... and everyone's; slice kt-1's stage is free again
       const int nk = kt + STG - 1;
-      if (nk < KT) load(nk % STG, nk * BK, 3);
+      if (nk < KT) load(nk % STG, k_of(nk), 3);
       cp_async_commit();
       mul(static_cast<const T*>(stages + (kt % STG) * STAGE));
     }
@@ -158,10 +178,11 @@ struct Tile {
 };
 
 // p: the step (FwdStep as for the pointwise kernels; gh unused). W = W_hh [G*H, K]; K = H. terms: 2 (hi and lo
-// rows) or 1 (hi only). M = B * terms. pdl: 1 where launched as a programmatic dependent of the previous step.
+// rows) or 1 (hi only). M = B * terms. pdl: 1 where launched as a programmatic dependent of the previous step. rot: 1
+// where block (x, y) starts its k walk at slice x + y (KPipe), 0 at slice 0.
 template <typename T, int CELL, int MB, int UB>
 __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
-    mma_fwd_kernel(const FwdStep<T, float> p, const T* __restrict__ W, int terms, int pdl) {
+    mma_fwd_kernel(const FwdStep<T, float> p, const T* __restrict__ W, int terms, int pdl, int rot) {
   using Cfg = Tile<CELL, MB, UB>;
   constexpr int G = Cfg::G, NB = Cfg::NB, NTH = Cfg::NTHREADS, MT = Cfg::MT, NT = Cfg::NT, TM = Cfg::TM;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -181,7 +202,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
     }
     const int n = r - MB, g = n / UB, u = u0 + n % UB;
     return u < H ? W + (long long)(g * H + u) * K : nullptr;
-  });
+  }, rot ? static_cast<int>(blockIdx.x + blockIdx.y) : 0);
   pipe.prologue(pdl);
 
   // Split state (terms == 2): the cell's other inputs (gx, LSTM's c or GRU's h) of this thread's elements
@@ -259,7 +280,7 @@ void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int dev
   how.pdl = pdl;
   how.carveout = one_wave_carveout(static_cast<long long>(grid.x) * grid.y, sms, forced);
   launch_step_ex(&mma_fwd_kernel<T, CELL, MB, UB>, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, how, p, W, terms,
-                 pdl ? 1 : 0);
+                 pdl ? 1 : 0, mma_rot_mask() & 1);
   OPENRNN_LAUNCH_CHECK("mma_fwd_kernel");
 }
 
@@ -319,7 +340,7 @@ struct BwdTile {
 
 template <typename T, int CELL, typename Cfg>
 __global__ void __launch_bounds__(Cfg::NTH)
-    mma_bwd_kernel(const BwdStep<T, float> p, const T* __restrict__ Wt, const T* __restrict__ dGn, int pdl) {
+    mma_bwd_kernel(const BwdStep<T, float> p, const T* __restrict__ Wt, const T* __restrict__ dGn, int pdl, int rot) {
   constexpr int NTH = Cfg::NTH, MB = Cfg::MB, UB = Cfg::UB, KS = Cfg::KS, MT = Cfg::MT, NT = Cfg::NT;
   constexpr int BKW = Cfg::BKW, BK = Cfg::BK, LDS = Cfg::LDS, G = Gates<CELL>::value;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -338,7 +359,7 @@ __global__ void __launch_bounds__(Cfg::NTH)
     const KPipe<T, MB + UB, MB, BK, LDS, kBwdStages, NTH> pipe(stages, tid, KL, Wt, [&](int r) -> const T* {
       if (r < MB) return b0 + r < p.B ? dGn + (long long)(b0 + r) * K + kb : nullptr;
       return u0 + r - MB < H ? Wt + (long long)(u0 + r - MB) * K + kb : nullptr;
-    });
+    }, rot ? static_cast<int>(blockIdx.x) / KS + static_cast<int>(blockIdx.y) : 0);
     pipe.prologue(pdl);  // before pdl_wait() only Wt (written before the first step) is read; dGn after it
     pipe.loop([&](const T* st) {
       const T* as = st + warp * BKW;
@@ -412,7 +433,7 @@ void launch_bwd(const BwdStep<T, float>& p, const T* Wt, const T* dGn, bool pdl,
   how.cluster = static_cast<unsigned>(Cfg::KS);
   how.carveout = forced >= 0 ? forced : -1;
   launch_step_ex(&mma_bwd_kernel<T, CELL, Cfg>, grid, dim3(Cfg::NTH), Cfg::smem_bytes, st, how, p, Wt, dGn,
-                 pdl ? 1 : 0);
+                 pdl ? 1 : 0, (mma_rot_mask() >> 1) & 1);
   OPENRNN_LAUNCH_CHECK("mma_bwd_kernel");
 }
 
