@@ -657,7 +657,8 @@ class PersistentAlgo final : public CudaAlgo {
 
 }  // namespace
 
-bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode) {
+bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode,
+                          const cudaDeviceProp& prop) {
   // Only what was measured: every cell at the compiled sizes (H = 256, 512, 1024). Padded sizes (correct, checked on
   // the GPU, but never timed against STANDARD) run PERSISTENT only when asked for explicitly.
   const int H = rnn.cfg.hidden_size, B = x.B;
@@ -751,8 +752,10 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
     // (session 55)" and, in session 56's section, "Change 2: GRU inference keeps PERSISTENT on the tile of 32").
     // Session 57 (run 6, H200, float16, graph, µs/step, STANDARD vs PERSISTENT): with the product of LSTM's tile of
     // 32 on wgmma, both directions too: B = 33 13.97 vs 10.90, B = 64 16.17 vs 13.58 (B = 96: 19.05 vs 20.68, out of
-    // the tile's reach). GRU's two directions were not timed.
-    const bool t32 = H == 1024 && v10_tile32_on() && (rnn.D == 1 || (lstm && v10_wg_on()));
+    // the tile's reach). GRU's two directions were not timed. Only where the wgmma tile can run (compute capability
+    // 9.0, as choose() requires): the mma.sync tile of 32 with both directions was never timed against STANDARD.
+    const bool wg32 = lstm && v10_wg_on() && prop.major == 9 && prop.minor == 0;
+    const bool t32 = H == 1024 && v10_tile32_on() && (rnn.D == 1 || wg32);
     if (H >= 1024 && mode != OPENRNN_FWD_TRAINING && B > 32 && static_cast<long long>(B) * H < 65536 && !t32)
       return false;
     if (H >= 1024 && mode != OPENRNN_FWD_TRAINING && static_cast<long long>(B) * H >= 65536 && !t32 &&

@@ -15,7 +15,9 @@ namespace cuda {
 // Training (persistent forward writing STANDARD's reserve, then STANDARD's backward; H100 2026-11-21, T=100, LSTM
 // and GRU, float32 and bfloat16, B 1/16/64, H 256/1024): PERSISTENT was faster on every row but B=64 with H=1024
 // (float32 3%, bfloat16 1.6-1.7x slower), so training adds that exclusion to the inference rule.
-bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode);
+// prop: the handle's device (the rules that depend on a kernel only sm_90a has check its compute capability).
+bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode,
+                          const cudaDeviceProp& prop);
 
 }  // namespace cuda
 }  // namespace openrnn

@@ -47,7 +47,7 @@ AlgoQuery choose_algo(const AlgoSet& algos, const Context& ctx, const openrnn_rn
       if (algos.persistent) {
         q = algos.persistent->supports(ctx, rnn, x, mode);
 #if OPENRNN_HAVE_PERSISTENT
-        if (q.supported && persistent_preferred(rnn, x, mode)) {  // measured rule: persistent_algo.cuh
+        if (q.supported && persistent_preferred(rnn, x, mode, ctx.props)) {  // measured rule: persistent_algo.cuh
 #else
         if (q.supported) {
 #endif
