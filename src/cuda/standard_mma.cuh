@@ -159,12 +159,16 @@ struct Gates {
   static constexpr int value = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
 };
 
-// Block shape: MB rows of A, UB units, WM warps along M (G along N).
-template <int CELL, int MB, int UB>
+// Block shape: MB rows of A, UB units, WM warps along M (G along N): PW product warps, then XW warps that only load
+// stages and run the cell. GRU's 6 product warps left a block of 192 threads, which issued 3 16-byte copies per
+// thread per stage where LSTM's 256 issue 2 and ran the cell in more rounds; XW = 2 (8 warps) took GRU's steps
+// -5% to -16% in inference and -2% to -8.5% in training (session 60, run 2, H200, B = 16-128, H = 256-1024).
+template <int CELL, int MB, int UB, int XW = 0>
 struct Tile {
   static constexpr int G = Gates<CELL>::value;
   static constexpr int WM = G == 1 ? MB / 16 : 2;
-  static constexpr int NWARP = WM * G;
+  static constexpr int PW = WM * G;
+  static constexpr int NWARP = PW + XW;
   static constexpr int NTHREADS = NWARP * 32;
   static constexpr int NB = G * UB;
   static constexpr int TM = MB / WM;  // warp tile rows
@@ -180,10 +184,10 @@ struct Tile {
 // p: the step (FwdStep as for the pointwise kernels; gh unused). W = W_hh [G*H, K]; K = H. terms: 2 (hi and lo
 // rows) or 1 (hi only). M = B * terms. pdl: 1 where launched as a programmatic dependent of the previous step. rot: 1
 // where block (x, y) starts its k walk at slice x + y (KPipe), 0 at slice 0.
-template <typename T, int CELL, int MB, int UB>
-__global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
+template <typename T, int CELL, int MB, int UB, int XW>
+__global__ void __launch_bounds__(Tile<CELL, MB, UB, XW>::NTHREADS)
     mma_fwd_kernel(const FwdStep<T, float> p, const T* __restrict__ W, int terms, int pdl, int rot) {
-  using Cfg = Tile<CELL, MB, UB>;
+  using Cfg = Tile<CELL, MB, UB, XW>;
   constexpr int G = Cfg::G, NB = Cfg::NB, NTH = Cfg::NTHREADS, MT = Cfg::MT, NT = Cfg::NT, TM = Cfg::TM;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* stages = reinterpret_cast<T*>(smem_raw);      // [kStages][MB + NB][kLds]: A rows, then W rows
@@ -221,7 +225,9 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
   float acc[MT][NT][4];
   zero_acc(acc);
 
+  const bool product = warp < Cfg::PW;  // warp-uniform
   pipe.loop([&](const T* st) {
+    if (!product) return;
     const T* as = st + (wm * TM) * kLds;
     const T* bs = st + (MB + wg * UB) * kLds;
 #pragma unroll
@@ -234,7 +240,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
   if (pdl) pdl_trigger();
   __syncthreads();  // every warp is done with the pipeline buffers: Cs may overwrite them
 
-  store_acc<MT, NT>(acc, Cs, Cfg::CLD, wm * TM, wg * UB, lane);
+  if (product) store_acc<MT, NT>(acc, Cs, Cfg::CLD, wm * TM, wg * UB, lane);
   __syncthreads();
 
   // Cell: thread -> (sequence bl, unit ul), units fastest (coalesced gx / state / y accesses); gh(j) = row hi + row lo
@@ -264,14 +270,14 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS)
 
 // pdl: a programmatic dependent of the previous kernel on st (that kernel must be this layer and direction's previous
 // step: the kernel reads W_hh before pdl_wait()). sms: the device's SM count (the launch's carveout).
-template <typename T, int CELL, int MB, int UB>
-void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, int sms, cudaStream_t st) {
-  using Cfg = Tile<CELL, MB, UB>;
+template <typename T, int CELL, int MB, int UB, int XW>
+void launch_xw(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, int sms, cudaStream_t st) {
+  using Cfg = Tile<CELL, MB, UB, XW>;
   const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
   {
     static std::mutex m;
     static std::vector<int> done;
-    allow_smem(reinterpret_cast<const void*>(&mma_fwd_kernel<T, CELL, MB, UB>), device, Cfg::smem_bytes, m, done,
+    allow_smem(reinterpret_cast<const void*>(&mma_fwd_kernel<T, CELL, MB, UB, XW>), device, Cfg::smem_bytes, m, done,
                cudaSharedmemCarveoutMaxShared);
   }
   // OPENRNN_STD_MMA_CARVEOUT (developer switch, read once): a percent for every launch instead of the rule's, -1 none.
@@ -279,9 +285,24 @@ void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int dev
   StepLaunch how;
   how.pdl = pdl;
   how.carveout = one_wave_carveout(static_cast<long long>(grid.x) * grid.y, sms, forced);
-  launch_step_ex(&mma_fwd_kernel<T, CELL, MB, UB>, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, how, p, W, terms,
+  launch_step_ex(&mma_fwd_kernel<T, CELL, MB, UB, XW>, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, how, p, W, terms,
                  pdl ? 1 : 0, mma_rot_mask() & 1);
   OPENRNN_LAUNCH_CHECK("mma_fwd_kernel");
+}
+
+// GRU's blocks get two warps that only load stages and run the cell (Tile's XW = 2): 8 warps, as LSTM's.
+// OPENRNN_STD_MMA_GRU_XW (developer switch, read once): "0" runs GRU's blocks without them (6 warps, as before session
+// 60); unset or anything else: with them.
+template <typename T, int CELL, int MB, int UB>
+void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, int sms, cudaStream_t st) {
+  static const int xw = env_switch01("OPENRNN_STD_MMA_GRU_XW");
+  if constexpr (CELL == 1) {
+    if (xw != 0) {
+      launch_xw<T, CELL, MB, UB, 2>(p, W, terms, pdl, device, sms, st);
+      return;
+    }
+  }
+  launch_xw<T, CELL, MB, UB, 0>(p, W, terms, pdl, device, sms, st);
 }
 
 // Block shape for this problem: the largest of (128 rows, 32 units), (64, 16), (32, 16), (32, 8) that gives at least
