@@ -160,9 +160,9 @@ struct Gates {
 };
 
 // Block shape: MB rows of A, UB units, WM warps along M (G along N): PW product warps, then XW warps that only load
-// stages and run the cell. GRU's 6 product warps left a block of 192 threads, which issued 3 16-byte copies per
-// thread per stage where LSTM's 256 issue 2 and ran the cell in more rounds; XW = 2 (8 warps) took GRU's steps
-// -5% to -16% in inference and -2% to -8.5% in training (session 60, run 2, H200, B = 16-128, H = 256-1024).
+// stages and run the cell (block_warps() below). A block of product warps only was short of threads for its copies:
+// GRU's 6 warps issued 3 16-byte copies per thread per stage where LSTM's 8 issue 2, the RNN cells' 2 warps at the
+// tiles of 32 rows 5 (session 60, runs 2-3).
 template <int CELL, int MB, int UB, int XW = 0>
 struct Tile {
   static constexpr int G = Gates<CELL>::value;
@@ -290,19 +290,47 @@ void launch_xw(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int 
   OPENRNN_LAUNCH_CHECK("mma_fwd_kernel");
 }
 
-// GRU's blocks get two warps that only load stages and run the cell (Tile's XW = 2): 8 warps, as LSTM's.
-// OPENRNN_STD_MMA_GRU_XW (developer switch, read once): "0" runs GRU's blocks without them (6 warps, as before session
-// 60); unset or anything else: with them.
+// Warps that only load and run the cell, for a block of at least NW warps in all (0: none). Tiles of 128 rows keep
+// their product warps (plus GRU's 2 of session 60): their LSTM / GRU blocks hold 164 registers a thread, and the rule
+// never picks them.
+template <int CELL, int MB, int UB, int NW>
+constexpr int extra_warps() {
+  constexpr int pw = Tile<CELL, MB, UB>::PW;
+  if (MB >= 128) return CELL == 1 && NW > 0 ? 2 : 0;
+  return NW > pw ? NW - pw : 0;
+}
+// The block's warps in all, per cell and tile: the fastest of 8, 12 and 16 in session 60's run 3 (H200, float16, graph,
+// µs/step, best of two alternating processes; against blocks of product warps only, inference / training):
+// - (32, 16) tiles, 12 warps: LSTM B = 64 H = 512 -17.5% / -8.3%, B = 128 H = 256 -20.9% / -9.5%; GRU -17.3% / -6.8%
+//   and -18.1% / -6.8% (8 warps: -12.4% and -15.5% inference); RNN tanh B = 64 H = 512 -46.4% / -26.1%.
+// - (32, 8) tiles: LSTM keeps its 8 (12 warps +5% to +6% at B = 16 H = 512 / 1024: 2 copies a thread either way, more
+//   warps at the barriers); GRU 8 (B = 16 H = 512 -11.5%, 12 warps -5.4%); RNN 12 (B = 16 H = 256 -37.6% / -20.6%).
+// - (64, 16) tiles: LSTM 16 (B = 256 H = 256 -11.8% / -5.1%; 12 warps -0.5%); RNN 12 (-28.8% / -14.1%); GRU 8 (the
+//   rule gives GRU this tile only off the measured rows).
+template <int CELL, int MB, int UB>
+constexpr int block_warps() {
+  if (MB == 32 && UB == 16) return 12;
+  if (MB == 32) return CELL == 2 ? 12 : 8;
+  if (MB == 64) return CELL == 0 ? 16 : (CELL == 2 ? 12 : 8);
+  return 8;
+}
+// OPENRNN_STD_MMA_WARPS (developer switch, read once): 0 (product warps only: GRU's 6-warp and the RNN cells' 2- to
+// 4-warp blocks of before session 60), 8, 12 or 16 (every tile of at most 64 rows at least that many warps); unset or
+// anything else: block_warps().
 template <typename T, int CELL, int MB, int UB>
 void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, int sms, cudaStream_t st) {
-  static const int xw = env_switch01("OPENRNN_STD_MMA_GRU_XW");
-  if constexpr (CELL == 1) {
-    if (xw != 0) {
-      launch_xw<T, CELL, MB, UB, 2>(p, W, terms, pdl, device, sms, st);
-      return;
-    }
-  }
-  launch_xw<T, CELL, MB, UB, 0>(p, W, terms, pdl, device, sms, st);
+  static const int nw = std::getenv("OPENRNN_STD_MMA_WARPS") ? env_int("OPENRNN_STD_MMA_WARPS") : -1;
+  if (nw == 0)
+    launch_xw<T, CELL, MB, UB, extra_warps<CELL, MB, UB, 0>()>(p, W, terms, pdl, device, sms, st);
+  else if (nw == 8)
+    launch_xw<T, CELL, MB, UB, extra_warps<CELL, MB, UB, 8>()>(p, W, terms, pdl, device, sms, st);
+  else if (nw == 12)
+    launch_xw<T, CELL, MB, UB, extra_warps<CELL, MB, UB, 12>()>(p, W, terms, pdl, device, sms, st);
+  else if (nw == 16)
+    launch_xw<T, CELL, MB, UB, extra_warps<CELL, MB, UB, 16>()>(p, W, terms, pdl, device, sms, st);
+  else
+    launch_xw<T, CELL, MB, UB, extra_warps<CELL, MB, UB, block_warps<CELL, MB, UB>()>()>(p, W, terms, pdl, device,
+                                                                                         sms, st);
 }
 
 // Block shape for this problem: the largest of (128 rows, 32 units), (64, 16), (32, 16), (32, 8) that gives at least
