@@ -162,8 +162,8 @@ void expect_auto_choice(openrnn_handle_t h, const AutoShape& sh, openrnn_fwd_mod
 }
 
 // AUTO's rule for RNN cells (persistent_preferred): PERSISTENT at the timed sizes (H = 256 / 512 up to B = 64,
-// H = 1024 up to B = 64 in float32 and B = 24 in 16 bits, either direction), STANDARD past them and at padded
-// sizes, both wherever PERSISTENT takes the problem at all.
+// H = 1024 up to B = 64 in float32 and B = 24 in 16 bits, either direction; 16 bits at H = 256 with one layer and
+// direction up to B = 192), STANDARD past them and at padded sizes, both wherever PERSISTENT takes the problem at all.
 TEST(CudaStream, AutoRnnRule) {
   CUDATEST_SKIP_IF_NO_GPU();
   openrnn_handle_t h = nullptr;
@@ -179,6 +179,10 @@ TEST(CudaStream, AutoRnnRule) {
       {OPENRNN_CELL_RNN_TANH, 1024, 64, true, OPENRNN_DATA_FLOAT, true},
       {OPENRNN_CELL_RNN_TANH, 1024, 65, false, OPENRNN_DATA_FLOAT, false},
       {OPENRNN_CELL_RNN_RELU, 300, 4, false, OPENRNN_DATA_FLOAT, false},
+      // 16 bits at H = 256, one layer and direction: PERSISTENT up to B = 192 (session 60); two directions keep 64.
+      {OPENRNN_CELL_RNN_TANH, 256, 192, false, OPENRNN_DATA_HALF, true},
+      {OPENRNN_CELL_RNN_RELU, 256, 193, false, OPENRNN_DATA_BFLOAT16, false},
+      {OPENRNN_CELL_RNN_TANH, 256, 96, true, OPENRNN_DATA_HALF, false},
   };
   int checked = 0;
   for (const AutoShape& sh : shapes)

@@ -691,9 +691,15 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   // B = 24 in 16 bits (float16 B = 24 6.18 vs 3.74) and loses from B = 32 (6.18 vs 6.65; B = 64 6.89 vs 9.72, two
   // directions 9.55 vs 18.74, training 14.39 vs 16.92); in float32 it is faster up to B = 64 (B = 48 16.94 vs 9.48,
   // B = 64 17.89 vs 16.91, training 39.83 vs 37.86, two directions 30.88 vs 27.10). tanh and relu timed alike.
-  // Larger B was not timed.
-  if (rnn.cfg.cell == OPENRNN_CELL_RNN_TANH || rnn.cfg.cell == OPENRNN_CELL_RNN_RELU)
+  // Larger B was not timed until session 60 (run 5, H200, float16 tanh, one layer and direction, graph, one process,
+  // µs/step, STANDARD with its 12-warp mma.sync blocks against PERSISTENT): at H = 256 PERSISTENT stays faster past
+  // B = 64 (B = 96 inference 3.20 vs 2.00, training 7.53 vs 4.39; B = 128 2.96 vs 2.80, 7.31 vs 6.10; B = 192 3.82 vs
+  // 3.59, 8.36 vs 7.88) and loses at B = 256 (run 4: 3.87 vs 4.40, 9.01 vs 9.73). At H = 512 the edge stays at 64
+  // (B = 96 5.18 vs 5.26, 11.00 vs 11.51).
+  if (rnn.cfg.cell == OPENRNN_CELL_RNN_TANH || rnn.cfg.cell == OPENRNN_CELL_RNN_RELU) {
+    if (w16 && H == 256 && rnn.cfg.num_layers == 1 && rnn.D == 1 && B <= 192) return true;
     return H <= 512 || !w16 ? B <= 64 : B <= 24;
+  }
   if (rnn.cfg.cell != OPENRNN_CELL_LSTM && rnn.cfg.cell != OPENRNN_CELL_GRU) return false;
   // STANDARD's layer wavefront (one direction, L >= 2), H100 2026-11-21, float32 inference B = 64 H = 1024 per layer
   // and step: LSTM 35.6 (L=2) / 34.4 (L=4) vs PERSISTENT 41.9; GRU 31.8 / 32.8 vs 37.8. Since the float32 batch chunks
