@@ -161,8 +161,8 @@ struct Gates {
 
 // Block shape: MB rows of A, UB units, WM warps along M (G along N): PW product warps, then XW warps that only load
 // stages and run the cell (block_warps() below). A block of product warps only was short of threads for its copies:
-// GRU's 6 warps issued 3 16-byte copies per thread per stage where LSTM's 8 issue 2, the RNN cells' 2 warps at the
-// tiles of 32 rows 5 (session 60, runs 2-3).
+// at the (32, 8) tile GRU's 6 warps issued 3 16-byte copies per thread per stage where LSTM's 8 issue 2, and the RNN
+// cells' 2 warps at the tiles of 32 rows 5-6 (session 60, runs 2-3).
 template <int CELL, int MB, int UB, int XW = 0>
 struct Tile {
   static constexpr int G = Gates<CELL>::value;
@@ -299,8 +299,9 @@ constexpr int extra_warps() {
   if (MB >= 128) return CELL == 1 && NW > 0 ? 2 : 0;
   return NW > pw ? NW - pw : 0;
 }
-// The block's warps in all, per cell and tile: the fastest of 8, 12 and 16 in session 60's run 3 (H200, float16, graph,
-// µs/step, best of two alternating processes; against blocks of product warps only, inference / training):
+// The block's warps in all, per cell and tile: the fastest of 8, 12 and 16 in session 60's run 3, or the fewer where two
+// were within noise (GRU at (32, 8), RNN at (64, 16)) (H200, float16, graph, µs/step, best of two alternating
+// processes; against blocks of product warps only, inference / training):
 // - (32, 16) tiles, 12 warps: LSTM B = 64 H = 512 -17.5% / -8.3%, B = 128 H = 256 -20.9% / -9.5%; GRU -17.3% / -6.8%
 //   and -18.1% / -6.8% (8 warps: -12.4% and -15.5% inference); RNN tanh B = 64 H = 512 -46.4% / -26.1%.
 // - (32, 8) tiles: LSTM keeps its 8 (12 warps +5% to +6% at B = 16 H = 512 / 1024: 2 copies a thread either way, more
