@@ -320,7 +320,11 @@ constexpr int block_warps() {
 // anything else: block_warps().
 template <typename T, int CELL, int MB, int UB>
 void launch(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, int device, int sms, cudaStream_t st) {
-  static const int nw = std::getenv("OPENRNN_STD_MMA_WARPS") ? env_int("OPENRNN_STD_MMA_WARPS") : -1;
+  static const int nw = [] {  // -1 unless the switch is exactly 0, 8, 12 or 16
+    const char* e = std::getenv("OPENRNN_STD_MMA_WARPS");
+    int n = -1;
+    return e && std::sscanf(e, "%d", &n) == 1 && (n == 0 || n == 8 || n == 12 || n == 16) ? n : -1;
+  }();
   if (nw == 0)
     launch_xw<T, CELL, MB, UB, extra_warps<CELL, MB, UB, 0>()>(p, W, terms, pdl, device, sms, st);
   else if (nw == 8)
