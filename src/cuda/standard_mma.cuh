@@ -366,27 +366,36 @@ void launch_cell(const FwdStep<T, float>& p, const T* W, int terms, bool pdl, in
 // Tiling. A block owns MB sequences (M = B rows of dGn), UB units (UB / 8 n8 column tiles of Wt rows) and a slice
 // of k: the product is thin (M <= 64, N = UB) and deep (K = G*H: 4096 at LSTM H = 1024). The KS blocks of a
 // thread-block cluster (KS > 1) share the tile's (sequences, units) and split K in KS slices of KC = ceil(K / KS)
-// (rounded up to 8: whole 16-byte chunks); within a block the KW = 8 warps split the block's slice again: a stage
-// holds BK = KW * BKW columns of k (BKW = 64, 32 where a stage has more than 48 rows, to stay within shared memory),
-// warp w multiplies columns [BKW w, BKW (w + 1)) of every stage. The 8 partial tiles are summed in shared memory in
-// warp order; with KS > 1 each block then sums 1/KS of the tile's elements over the KS blocks' sums in rank order,
-// read through distributed shared memory, and runs the cell on them (fixed orders: deterministic). Wider tiles read
+// (rounded up to 8: whole 16-byte chunks); within a block the KW = 16 warps split the block's slice again: a stage
+// holds BK = 512 columns of k (256 where a stage has more than 48 rows, to stay within shared memory), warp w
+// multiplies columns [BKW w, BKW (w + 1)) of every stage (BKW = BK / KW = 32 or 16). The 16 partial tiles are summed
+// in shared memory in warp order; with KS > 1 each block then sums 1/KS of the tile's elements over the KS blocks'
+// sums in rank order, read through distributed shared memory, and runs the cell on them (fixed orders:
+// deterministic). Wider tiles read
 // dG fewer times (operand traffic ~ K (B H / UB + B H / MB) over all blocks), but that traffic does not bound the
 // step: wider tiles and splits of 4 measured slower (session 30, run 1; the shapes kept are listed at BwdShapes).
 // 4 stages: at MB <= 32 and K <= 2048 the whole K is in flight at once. Rows are padded by 8 halves (conflict-free
 // ldmatrix, as the forward's).
 // Requirements: H % 8 == 0, dGn and Wt 16-byte aligned (the caller checks).
-constexpr int kBwdKW = 8, kBwdStages = 4;
+// KW = 16 since session 61 (8 before): each thread issues half the copies of a stage (3-5 16-byte copies instead of
+// 6-10), for twice the partial tiles to sum (the sums' order changed with it). Run 1 (H200, float16 training, graph,
+// best of two alternating processes): of the 19 rule rows measured (LSTM / GRU / RNN tanh, B = 16-64, H = 256-1024),
+// 14 faster by 1.0-7.2% (RNN tanh and B = 32-64 the most), 4 within 1% (B = 16 H = 1024, LSTM B = 16 H = 512), GRU
+// B = 16 H = 512 +5.2% against a noisy baseline (its two processes 6.6% apart). Run 2 (three processes a side): the
+// same within 1.3 points, GRU B = 16 H = 512 +1.5% (its baseline 2.7% apart), RNN tanh B = 64 H = 512 +1.3%.
+// OPENRNN_STD_MMA_BWD_KW=8 (developer switch, read once) runs the blocks of 8 warps.
+constexpr int kBwdKW = 16, kBwdStages = 4;
 
-template <int MB_, int UB_, int KS_>
+template <int MB_, int UB_, int KS_, int KW_ = kBwdKW>
 struct BwdTile {
-  static constexpr int MB = MB_, UB = UB_, KS = KS_;
-  static constexpr int NTH = kBwdKW * 32;
+  static constexpr int MB = MB_, UB = UB_, KS = KS_, KW = KW_;
+  static constexpr int NTH = KW * 32;
   static constexpr int ROWS = MB + UB;
   static constexpr int MT = MB / 16, NT = UB / 8;
-  static constexpr int BKW = ROWS > 48 ? 32 : 64, BK = kBwdKW * BKW, LDS = BK + 8;
+  static constexpr int BK = ROWS > 48 ? 256 : 512, BKW = BK / KW, LDS = BK + 8;
+  static_assert(BKW % 16 == 0, "whole k16 steps per warp");
   static constexpr size_t pipe_bytes = size_t(kBwdStages) * ROWS * LDS * 2;
-  static constexpr size_t red_bytes = size_t(kBwdKW) * MB * UB * 4;  // the warps' partial tiles
+  static constexpr size_t red_bytes = size_t(KW) * MB * UB * 4;  // the warps' partial tiles
   static constexpr size_t smem_bytes = pipe_bytes > red_bytes ? pipe_bytes : red_bytes;
   static_assert(MB % 16 == 0 && UB % 8 == 0, "whole m16 / n8 tiles");
   static_assert(KS >= 1 && KS <= 8 && (MB * UB) % KS == 0, "a portable cluster; whole element shares");
@@ -433,7 +442,7 @@ __global__ void __launch_bounds__(Cfg::NTH)
   auto warp_sum = [&](int e) {
     float sum = 0.f;
 #pragma unroll
-    for (int w = 0; w < kBwdKW; ++w) sum += red[w * MB * UB + e];
+    for (int w = 0; w < Cfg::KW; ++w) sum += red[w * MB * UB + e];
     return sum;
   };
   auto cell = [&](int e, float sum) {
@@ -541,8 +550,13 @@ void launch_bwd_shape(const BwdShape& s, const BwdStep<T, float>& p, const T* Wt
                       cudaStream_t st) {
   if constexpr (I < std::tuple_size_v<BwdShapes>) {
     using Cfg = std::tuple_element_t<I, BwdShapes>;
-    if (s.mb == Cfg::MB && s.ub == Cfg::UB && s.ks == Cfg::KS)
-      launch_bwd<T, CELL, Cfg>(p, Wt, dGn, pdl, device, st);
+    static const int kw = env_int("OPENRNN_STD_MMA_BWD_KW");
+    if (s.mb == Cfg::MB && s.ub == Cfg::UB && s.ks == Cfg::KS) {
+      if (kw == 8)
+        launch_bwd<T, CELL, BwdTile<Cfg::MB, Cfg::UB, Cfg::KS, 8>>(p, Wt, dGn, pdl, device, st);
+      else
+        launch_bwd<T, CELL, Cfg>(p, Wt, dGn, pdl, device, st);
+    }
     else
       launch_bwd_shape<T, CELL, I + 1>(s, p, Wt, dGn, pdl, device, st);
   }
