@@ -133,12 +133,13 @@ struct AutoShape {
   bool bidir;
   openrnn_data_type dt;
   bool persistent;
+  int layers = 1;
 };
 
 // Checks AUTO's choice for one shape and mode: `persistent` where PERSISTENT supports the problem, STANDARD where it
 // does not. Counts the shapes PERSISTENT supported in *checked.
 void expect_auto_choice(openrnn_handle_t h, const AutoShape& sh, openrnn_fwd_mode mode, int* checked) {
-  openrnn_rnn_config c = base_config(sh.cell, 16, sh.H, 1, sh.bidir, sh.dt);
+  openrnn_rnn_config c = base_config(sh.cell, 16, sh.H, sh.layers, sh.bidir, sh.dt);
   c.algo = OPENRNN_ALGO_AUTO;
   openrnn_rnn_desc_t rnn = nullptr;
   openrnn_seq_desc_t xd = nullptr;
@@ -155,15 +156,17 @@ void expect_auto_choice(openrnn_handle_t h, const AutoShape& sh, openrnn_fwd_mod
   EXPECT_EQ(sup, 1);
   if (psup) ++*checked;
   EXPECT_EQ(chosen, psup && sh.persistent ? OPENRNN_ALGO_PERSISTENT : OPENRNN_ALGO_STANDARD)
-      << "cell " << int(sh.cell) << " H " << sh.H << " B " << sh.B << " bidir " << sh.bidir << " mode " << int(mode)
+      << "cell " << int(sh.cell) << " H " << sh.H << " B " << sh.B << " bidir " << sh.bidir << " layers " << sh.layers
+      << " mode " << int(mode)
       << " PERSISTENT supports it: " << psup;
   openrnn_destroy_seq_desc(xd);
   openrnn_destroy_rnn_desc(rnn);
 }
 
 // AUTO's rule for RNN cells (persistent_preferred): PERSISTENT at the timed sizes (H = 256 / 512 up to B = 64,
-// H = 1024 up to B = 64 in float32 and B = 24 in 16 bits, either direction; 16 bits at H = 256 with one layer and
-// direction up to B = 192), STANDARD past them and at padded sizes, both wherever PERSISTENT takes the problem at all.
+// H = 1024 up to B = 64 in float32 and B = 24 in 16 bits, either direction; 16 bits with one or two layers at H = 256
+// up to B = 192 with one direction and 128 with two, at H = 512 up to B = 56 / 60 (session 61)), STANDARD past them
+// and at padded sizes (AutoPaddedRule), both wherever PERSISTENT takes the problem at all.
 TEST(CudaStream, AutoRnnRule) {
   CUDATEST_SKIP_IF_NO_GPU();
   openrnn_handle_t h = nullptr;
@@ -172,17 +175,85 @@ TEST(CudaStream, AutoRnnRule) {
       {OPENRNN_CELL_RNN_TANH, 256, 1, false, OPENRNN_DATA_FLOAT, true},
       {OPENRNN_CELL_RNN_RELU, 256, 64, false, OPENRNN_DATA_FLOAT, true},
       {OPENRNN_CELL_RNN_TANH, 256, 65, false, OPENRNN_DATA_FLOAT, false},
-      {OPENRNN_CELL_RNN_TANH, 512, 64, false, OPENRNN_DATA_HALF, true},
+      {OPENRNN_CELL_RNN_TANH, 512, 64, false, OPENRNN_DATA_FLOAT, true},
       {OPENRNN_CELL_RNN_RELU, 256, 4, true, OPENRNN_DATA_FLOAT, true},
       {OPENRNN_CELL_RNN_TANH, 1024, 24, false, OPENRNN_DATA_BFLOAT16, true},
       {OPENRNN_CELL_RNN_RELU, 1024, 25, false, OPENRNN_DATA_HALF, false},
       {OPENRNN_CELL_RNN_TANH, 1024, 64, true, OPENRNN_DATA_FLOAT, true},
       {OPENRNN_CELL_RNN_TANH, 1024, 65, false, OPENRNN_DATA_FLOAT, false},
       {OPENRNN_CELL_RNN_RELU, 300, 4, false, OPENRNN_DATA_FLOAT, false},
-      // 16 bits at H = 256, one layer and direction: PERSISTENT up to B = 192 (session 60); two directions keep 64.
+      // 16 bits at H = 256: PERSISTENT up to B = 192 with one direction (session 60; more layers since session 61),
+      // up to B = 128 with two. At H = 512 up to B = 56 / 60 (one / two directions).
       {OPENRNN_CELL_RNN_TANH, 256, 192, false, OPENRNN_DATA_HALF, true},
       {OPENRNN_CELL_RNN_RELU, 256, 193, false, OPENRNN_DATA_BFLOAT16, false},
-      {OPENRNN_CELL_RNN_TANH, 256, 96, true, OPENRNN_DATA_HALF, false},
+      {OPENRNN_CELL_RNN_TANH, 256, 192, false, OPENRNN_DATA_BFLOAT16, true, 2},
+      {OPENRNN_CELL_RNN_TANH, 256, 193, false, OPENRNN_DATA_HALF, false, 2},
+      {OPENRNN_CELL_RNN_TANH, 256, 128, true, OPENRNN_DATA_HALF, true},
+      {OPENRNN_CELL_RNN_RELU, 256, 129, true, OPENRNN_DATA_HALF, false},
+      {OPENRNN_CELL_RNN_TANH, 256, 192, false, OPENRNN_DATA_HALF, true, 3},
+      {OPENRNN_CELL_RNN_TANH, 256, 193, false, OPENRNN_DATA_HALF, false, 3},
+      {OPENRNN_CELL_RNN_TANH, 512, 56, false, OPENRNN_DATA_HALF, true},
+      {OPENRNN_CELL_RNN_RELU, 512, 57, false, OPENRNN_DATA_BFLOAT16, false},
+      {OPENRNN_CELL_RNN_TANH, 512, 56, false, OPENRNN_DATA_HALF, true, 2},
+      {OPENRNN_CELL_RNN_TANH, 512, 60, true, OPENRNN_DATA_BFLOAT16, true},
+      {OPENRNN_CELL_RNN_TANH, 512, 61, true, OPENRNN_DATA_HALF, false},
+  };
+  int checked = 0;
+  for (const AutoShape& sh : shapes)
+    for (openrnn_fwd_mode mode : {OPENRNN_FWD_INFERENCE, OPENRNN_FWD_TRAINING})
+      expect_auto_choice(h, sh, mode, &checked);
+  EXPECT_GT(checked, 0) << "PERSISTENT took none of the shapes";
+  openrnn_destroy_handle(h);
+}
+
+// AUTO at padded sizes (padded_preferred, session 61): one layer and direction of LSTM / GRU / RNN cells at H = 64-255,
+// 384-511 and 768-1023, up to the batch timed per cell, dtype and size; STANDARD past those batches, at the sizes
+// between (257-383, 513-767), below H = 64, with two directions or layers, and for GRU reset-before.
+TEST(CudaStream, AutoPaddedRule) {
+  CUDATEST_SKIP_IF_NO_GPU();
+  openrnn_handle_t h = nullptr;
+  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
+  constexpr auto lstm = OPENRNN_CELL_LSTM, gru = OPENRNN_CELL_GRU, rtanh = OPENRNN_CELL_RNN_TANH,
+                 rrelu = OPENRNN_CELL_RNN_RELU;
+  constexpr auto f16 = OPENRNN_DATA_HALF, bf16 = OPENRNN_DATA_BFLOAT16, f32 = OPENRNN_DATA_FLOAT;
+  const AutoShape shapes[] = {
+      // H = 64-255: 16-bit LSTM / GRU to B = 128 at H = 64 and 256 from H = 96; float32 to 16 / 128 / 256 (H = 64,
+      // 96-159, 160-255); 16-bit RNN to 16 / 64 (H = 64-95, 96-255); float32 RNN to 256.
+      {lstm, 64, 128, false, f16, true},
+      {lstm, 64, 129, false, f16, false},
+      {gru, 96, 256, false, bf16, true},
+      {gru, 96, 257, false, f16, false},
+      {lstm, 64, 16, false, f32, true},
+      {lstm, 64, 17, false, f32, false},
+      {gru, 128, 128, false, f32, true},
+      {lstm, 128, 129, false, f32, false},
+      {lstm, 160, 256, false, f32, true},
+      {rtanh, 64, 16, false, f16, true},
+      {rtanh, 64, 17, false, f16, false},
+      {rrelu, 100, 64, false, bf16, true},
+      {rrelu, 100, 65, false, f16, false},
+      {rtanh, 200, 256, false, f32, true},
+      {rtanh, 200, 257, false, f32, false},
+      // H = 384-511 and 768-1023.
+      {lstm, 384, 128, false, f16, true},
+      {lstm, 384, 129, false, f16, false},
+      {gru, 400, 64, false, f32, true},
+      {gru, 400, 65, false, f32, false},
+      {rtanh, 384, 16, false, f16, true},
+      {rtanh, 384, 17, false, f16, false},
+      {rrelu, 500, 128, false, f32, true},
+      {lstm, 768, 64, false, bf16, true},
+      {lstm, 768, 65, false, f16, false},
+      {gru, 800, 16, false, f32, true},
+      {gru, 800, 17, false, f32, false},
+      {rtanh, 1000, 16, false, f16, true},
+      // Not timed: STANDARD.
+      {lstm, 300, 1, false, f16, false},
+      {gru, 600, 1, false, f16, false},
+      {lstm, 32, 1, false, f16, false},
+      {lstm, 128, 16, true, f16, false},
+      {gru, 128, 16, false, f16, false, 2},
+      {OPENRNN_CELL_GRU_RESET_BEFORE, 128, 16, false, f16, false},
   };
   int checked = 0;
   for (const AutoShape& sh : shapes)

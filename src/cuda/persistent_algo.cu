@@ -657,13 +657,44 @@ class PersistentAlgo final : public CudaAlgo {
 
 }  // namespace
 
+// Padded sizes (PERSISTENT runs the kernels of padded_hidden(H) with the units past H exact-zero padding), one layer
+// and direction, LSTM / GRU / RNN cells without projection. Session 61 (run 5, H200, float16 and float32, T = 100,
+// graph, best of two processes; ratios STANDARD / PERSISTENT, inference and training alike unless named): at B <= 16
+// PERSISTENT is 1.2-4.3x faster at every size timed (H = 64-224 step 32, 384, 768). Beyond, where it stays faster in
+// both modes:
+// - H = 64-224: 16-bit LSTM / GRU up to B = 128 (H = 64; 1.12-1.51; B = 256 0.88-1.01) and 256 from H = 96
+//   (1.08-2.02); float32 LSTM / GRU up to B = 16 at H = 64 (B = 64 LSTM 0.95), 128 at H = 96-128 (1.09-2.37; B = 256
+//   LSTM 0.80 / 0.90), 256 from H = 160 (1.01-1.70); 16-bit RNN up to B = 16 at H = 64 (B = 64 0.93) and 64 from
+//   H = 96 (1.09-1.47; B = 128 0.83-1.04); float32 RNN up to B = 256 (1.18-4.84).
+// - H = 384: 16-bit LSTM / GRU up to B = 128 (1.27-1.44; B = 256 0.80-0.85), float32 up to 64 (1.04-1.17; B = 128
+//   0.73-0.94); RNN up to B = 16 in 16 bits (B = 64 0.95 / 1.00) and 128 in float32 (1.18-1.70; B = 256 0.95 / 1.01).
+// - H = 768: 16-bit LSTM / GRU up to B = 64 (1.01-1.07; B = 128 0.57-0.84), the rest up to B = 16 (1.19-1.48; B = 64
+//   0.56-0.98).
+// PERSISTENT's cost is its padded size's whatever H, STANDARD's grows with H: so the edges timed at H = 384 and 768
+// hold above them (up to 511 and 1023), and sizes below (257-383, 513-767) keep STANDARD, as do H < 64, two layers or
+// directions, projection and GRU reset-before (not timed).
+static bool padded_preferred(const openrnn_rnn_desc& rnn, int H, int B, bool w16) {
+  const openrnn_cell cell = rnn.cfg.cell;
+  const bool rnn_cell = cell == OPENRNN_CELL_RNN_TANH || cell == OPENRNN_CELL_RNN_RELU;
+  if (rnn.cfg.num_layers != 1 || rnn.D != 1 || rnn.has_proj()) return false;
+  if (!rnn_cell && cell != OPENRNN_CELL_LSTM && cell != OPENRNN_CELL_GRU) return false;
+  if (H >= 64 && H < 256) {
+    if (rnn_cell) return B <= (!w16 ? 256 : H >= 96 ? 64 : 16);
+    if (w16) return B <= (H >= 96 ? 256 : 128);
+    return B <= (H >= 160 ? 256 : H >= 96 ? 128 : 16);
+  }
+  if (H >= 384 && H < 512) return B <= (rnn_cell ? (w16 ? 16 : 128) : (w16 ? 128 : 64));
+  if (H >= 768 && H < 1024) return B <= (!rnn_cell && w16 ? 64 : 16);
+  return false;
+}
+
 bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x, openrnn_fwd_mode mode,
                           const cudaDeviceProp& prop) {
-  // Only what was measured: every cell at the compiled sizes (H = 256, 512, 1024). Padded sizes (correct, checked on
-  // the GPU, but never timed against STANDARD) run PERSISTENT only when asked for explicitly.
+  // Only what was measured: every cell at the compiled sizes (H = 256, 512, 1024); padded sizes where session 61 timed
+  // them (padded_preferred). Elsewhere PERSISTENT runs only when asked for explicitly.
   const int H = rnn.cfg.hidden_size, B = x.B;
-  if (persist::padded_hidden(H) != H) return false;
   const bool w16 = rnn.cfg.data_type == OPENRNN_DATA_HALF || rnn.cfg.data_type == OPENRNN_DATA_BFLOAT16;
+  if (persist::padded_hidden(H) != H) return padded_preferred(rnn, H, B, w16);
   // LSTM projection (the recurrence through W_eff on the float32 kernels, forward and backward data). H200 2026-11-22,
   // P = 128, T = 100, one layer, µs/step, PERSISTENT vs STANDARD (docs/performance.md, "PERSISTENT with the LSTM
   // projection"): H = 256 every B <= 256 (B = 256: inference 12.9 vs 26.7 float32, 9.9 vs 23.7 float16; training
@@ -696,8 +727,24 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   // B = 64 (B = 96 inference 3.20 vs 2.00, training 7.53 vs 4.39; B = 128 2.96 vs 2.80, 7.31 vs 6.10; B = 192 3.82 vs
   // 3.59, 8.36 vs 7.88) and loses at B = 256 (run 4: 3.87 vs 4.40, 9.01 vs 9.73). At H = 512 the edge stays at 64
   // (B = 96 5.18 vs 5.26, 11.00 vs 11.51).
+  // Session 61 (runs 2-3, H200, float16 tanh unless named, graph, best of two processes, µs/step inference /
+  // training, STANDARD with its 16-warp mma.sync backward against PERSISTENT) timed two layers and two directions:
+  // - H = 256, two layers: PERSISTENT up to B = 192, as one layer (B = 96 3.15 vs 1.98, 6.92 vs 4.30, bfloat16 alike;
+  //   B = 160 3.54 vs 2.80, 7.71 vs 6.07; B = 192 3.80 vs 3.57, 7.76 vs 7.85). Two directions: up to B = 128 (B = 96
+  //   4.02 vs 3.62, 8.10 vs 8.04; B = 128 5.35 vs 4.46, 9.61 vs 9.80; B = 160 4.29 vs 5.28, 10.17 vs 11.58).
+  // - H = 512: STANDARD from B = 57 with one direction (one layer B = 56 3.86 vs 2.92, 8.39 vs 7.27; B = 60 3.86 vs
+  //   4.07, 8.46 vs 8.50; B = 64 3.92 vs 4.09, and two layers 3.90 vs 4.07, 8.52 vs 8.29); two directions B = 48
+  //   5.40 vs 5.31, 10.37 vs 10.28, B = 64 7.21 vs 7.68, 12.72 vs 13.31.
+  // Runs 4-5 (same method) placed the edges between those sizes:
+  // - H = 512, one direction: STANDARD from B = 57 (B = 57-59 3.85-3.87 vs 4.05-4.06, training within 1.5% either
+  //   way). Two directions: from B = 61 (B = 50-60 7.11-7.18 vs 6.45-6.48, 12.11-12.47 vs 11.50-11.90; B = 62 7.19 vs
+  //   7.63, 12.59 vs 13.19).
+  // - H = 256, two directions: STANDARD from B = 129 (4.13 vs 4.45).
+  // - Three and four layers follow one: H = 256 B = 65-192 (3 layers B = 96 3.16 vs 1.97, 6.89 vs 4.30; B = 192 3.78
+  //   vs 3.56, 7.75 vs 7.80; 4 layers alike), H = 512 B = 56 / 57 (3.82 vs 2.88 / 3.83 vs 4.02).
   if (rnn.cfg.cell == OPENRNN_CELL_RNN_TANH || rnn.cfg.cell == OPENRNN_CELL_RNN_RELU) {
-    if (w16 && H == 256 && rnn.cfg.num_layers == 1 && rnn.D == 1 && B <= 192) return true;
+    if (w16 && H == 256) return B <= (rnn.D == 1 ? 192 : 128);
+    if (w16 && H == 512) return B <= (rnn.D == 1 ? 56 : 60);
     return H <= 512 || !w16 ? B <= 64 : B <= 24;
   }
   if (rnn.cfg.cell != OPENRNN_CELL_LSTM && rnn.cfg.cell != OPENRNN_CELL_GRU) return false;
