@@ -163,14 +163,25 @@ void expect_auto_choice(openrnn_handle_t h, const AutoShape& sh, openrnn_fwd_mod
   openrnn_destroy_rnn_desc(rnn);
 }
 
+// AUTO's choice for every shape in both modes, on a handle of its own; PERSISTENT must support at least one shape.
+template <size_t N>
+void expect_auto_choices(const AutoShape (&shapes)[N]) {
+  openrnn_handle_t h = nullptr;
+  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
+  int checked = 0;
+  for (const AutoShape& sh : shapes)
+    for (openrnn_fwd_mode mode : {OPENRNN_FWD_INFERENCE, OPENRNN_FWD_TRAINING})
+      expect_auto_choice(h, sh, mode, &checked);
+  EXPECT_GT(checked, 0) << "PERSISTENT took none of the shapes";
+  openrnn_destroy_handle(h);
+}
+
 // AUTO's rule for RNN cells (persistent_preferred): PERSISTENT at the timed sizes (H = 256 / 512 up to B = 64,
 // H = 1024 up to B = 64 in float32 and B = 24 in 16 bits, either direction; 16 bits with one or two layers at H = 256
 // up to B = 192 with one direction and 128 with two, at H = 512 up to B = 56 / 60 (session 61)), STANDARD past them
 // and at padded sizes (AutoPaddedRule), both wherever PERSISTENT takes the problem at all.
 TEST(CudaStream, AutoRnnRule) {
   CUDATEST_SKIP_IF_NO_GPU();
-  openrnn_handle_t h = nullptr;
-  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
   const AutoShape shapes[] = {
       {OPENRNN_CELL_RNN_TANH, 256, 1, false, OPENRNN_DATA_FLOAT, true},
       {OPENRNN_CELL_RNN_RELU, 256, 64, false, OPENRNN_DATA_FLOAT, true},
@@ -198,12 +209,7 @@ TEST(CudaStream, AutoRnnRule) {
       {OPENRNN_CELL_RNN_TANH, 512, 60, true, OPENRNN_DATA_BFLOAT16, true},
       {OPENRNN_CELL_RNN_TANH, 512, 61, true, OPENRNN_DATA_HALF, false},
   };
-  int checked = 0;
-  for (const AutoShape& sh : shapes)
-    for (openrnn_fwd_mode mode : {OPENRNN_FWD_INFERENCE, OPENRNN_FWD_TRAINING})
-      expect_auto_choice(h, sh, mode, &checked);
-  EXPECT_GT(checked, 0) << "PERSISTENT took none of the shapes";
-  openrnn_destroy_handle(h);
+  expect_auto_choices(shapes);
 }
 
 // AUTO at padded sizes (padded_preferred, session 61): one layer and direction of LSTM / GRU / RNN cells at H = 64-255,
@@ -211,8 +217,6 @@ TEST(CudaStream, AutoRnnRule) {
 // between (257-383, 513-767), below H = 64, with two directions or layers, and for GRU reset-before.
 TEST(CudaStream, AutoPaddedRule) {
   CUDATEST_SKIP_IF_NO_GPU();
-  openrnn_handle_t h = nullptr;
-  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
   constexpr auto lstm = OPENRNN_CELL_LSTM, gru = OPENRNN_CELL_GRU, rtanh = OPENRNN_CELL_RNN_TANH,
                  rrelu = OPENRNN_CELL_RNN_RELU;
   constexpr auto f16 = OPENRNN_DATA_HALF, bf16 = OPENRNN_DATA_BFLOAT16, f32 = OPENRNN_DATA_FLOAT;
@@ -255,12 +259,7 @@ TEST(CudaStream, AutoPaddedRule) {
       {gru, 128, 16, false, f16, false, 2},
       {OPENRNN_CELL_GRU_RESET_BEFORE, 128, 16, false, f16, false},
   };
-  int checked = 0;
-  for (const AutoShape& sh : shapes)
-    for (openrnn_fwd_mode mode : {OPENRNN_FWD_INFERENCE, OPENRNN_FWD_TRAINING})
-      expect_auto_choice(h, sh, mode, &checked);
-  EXPECT_GT(checked, 0) << "PERSISTENT took none of the shapes";
-  openrnn_destroy_handle(h);
+  expect_auto_choices(shapes);
 }
 
 // AUTO where PERSISTENT's 16-bit kernels go from one launch to two (persistent_preferred, session 47): at H = 512
