@@ -662,12 +662,13 @@ class PersistentAlgo final : public CudaAlgo {
 // graph, best of two processes; ratios STANDARD / PERSISTENT, inference and training alike unless named): at B <= 16
 // PERSISTENT is 1.2-4.3x faster at every size timed (H = 64-224 step 32, 384, 768). Beyond, where it stays faster in
 // both modes:
-// - H = 64-224: 16-bit LSTM / GRU up to B = 128 (H = 64; 1.12-1.51; B = 256 0.88-1.01) and 256 from H = 96
+// - H = 64-224: 16-bit LSTM / GRU up to B = 128 at H = 64 (1.12-1.51; B = 256 0.88-1.01) and 256 from H = 96
 //   (1.08-2.02); float32 LSTM / GRU up to B = 16 at H = 64 (B = 64 LSTM 0.95), 128 at H = 96-128 (1.09-2.37; B = 256
-//   LSTM 0.80 / 0.90), 256 from H = 160 (1.01-1.70); 16-bit RNN up to B = 16 at H = 64 (B = 64 0.93) and 64 from
-//   H = 96 (1.09-1.47; B = 128 0.83-1.04); float32 RNN up to B = 256 (1.18-4.84).
-// - H = 384: 16-bit LSTM / GRU up to B = 128 (1.27-1.44; B = 256 0.80-0.85), float32 up to 64 (1.04-1.17; B = 128
-//   0.73-0.94); RNN up to B = 16 in 16 bits (B = 64 0.95 / 1.00) and 128 in float32 (1.18-1.70; B = 256 0.95 / 1.01).
+//   0.80-0.99), 256 from H = 160 (1.01-2.39); 16-bit RNN up to B = 16 at H = 64 (B = 64 0.93) and 64 from H = 96
+//   (1.09-1.47; B = 128 0.83-1.09); float32 RNN up to B = 256 (1.18-4.84).
+// - H = 384: 16-bit LSTM / GRU up to B = 128 (B = 128 1.27-1.44; B = 256 0.80-0.85), float32 up to 64 (1.04-1.17;
+//   B = 128 0.73-0.94); RNN up to B = 16 in 16 bits (B = 64 0.95 / 1.00) and 128 in float32 (1.06-1.70; B = 256 0.95
+//   / 1.01).
 // - H = 768: 16-bit LSTM / GRU up to B = 64 (1.01-1.07; B = 128 0.57-0.84), the rest up to B = 16 (1.19-1.48; B = 64
 //   0.56-0.98).
 // PERSISTENT's cost is its padded size's whatever H, STANDARD's grows with H: so the edges timed at H = 384 and 768
@@ -736,12 +737,13 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   //   4.07, 8.46 vs 8.50; B = 64 3.92 vs 4.09, and two layers 3.90 vs 4.07, 8.52 vs 8.29); two directions B = 48
   //   5.40 vs 5.31, 10.37 vs 10.28, B = 64 7.21 vs 7.68, 12.72 vs 13.31.
   // Runs 4-5 (same method) placed the edges between those sizes:
-  // - H = 512, one direction: STANDARD from B = 57 (B = 57-59 3.85-3.87 vs 4.05-4.06, training within 1.5% either
+  // - H = 512, one direction: STANDARD from B = 57 (B = 57-59 3.85-3.87 vs 4.05-4.06, training within 1.3% either
   //   way). Two directions: from B = 61 (B = 50-60 7.11-7.18 vs 6.45-6.48, 12.11-12.47 vs 11.50-11.90; B = 62 7.19 vs
   //   7.63, 12.59 vs 13.19).
   // - H = 256, two directions: STANDARD from B = 129 (4.13 vs 4.45).
   // - Three and four layers follow one: H = 256 B = 65-192 (3 layers B = 96 3.16 vs 1.97, 6.89 vs 4.30; B = 192 3.78
-  //   vs 3.56, 7.75 vs 7.80; 4 layers alike), H = 512 B = 56 / 57 (3.82 vs 2.88 / 3.83 vs 4.02).
+  //   vs 3.56, 7.75 vs 7.80; 4 layers alike), H = 512 B = 56 / 57 (3.82 vs 2.88 / 3.83 vs 4.02). The edges at H = 512
+  //   follow inference: training just past them is 3-4% PERSISTENT's (3 layers B = 57 8.52 vs 8.17).
   if (rnn.cfg.cell == OPENRNN_CELL_RNN_TANH || rnn.cfg.cell == OPENRNN_CELL_RNN_RELU) {
     if (w16 && H == 256) return B <= (rnn.D == 1 ? 192 : 128);
     if (w16 && H == 512) return B <= (rnn.D == 1 ? 56 : 60);
