@@ -177,9 +177,9 @@ void expect_auto_choices(const AutoShape (&shapes)[N]) {
 }
 
 // AUTO's rule for RNN cells (persistent_preferred): PERSISTENT at the timed sizes (H = 256 / 512 up to B = 64,
-// H = 1024 up to B = 64 in float32 and B = 24 in 16 bits, either direction; 16 bits with one or two layers at H = 256
-// up to B = 192 with one direction and 128 with two, at H = 512 up to B = 56 / 60 (session 61)), STANDARD past them
-// and at padded sizes (AutoPaddedRule), both wherever PERSISTENT takes the problem at all.
+// H = 1024 up to B = 64 in float32 and B = 24 in 16 bits, either direction; 16 bits with any number of layers at
+// H = 256 up to B = 192 with one direction and 128 with two, at H = 512 up to B = 56 / 60 (session 61)), STANDARD
+// past them and at padded sizes (AutoPaddedRule), both wherever PERSISTENT takes the problem at all.
 TEST(CudaStream, AutoRnnRule) {
   CUDATEST_SKIP_IF_NO_GPU();
   const AutoShape shapes[] = {
