@@ -1,5 +1,6 @@
 // The CUDA backend object: owns the device context (aux streams, events, cuBLAS handles) and dispatches each call to
 // the algorithm select.cu resolves. Validation already happened in api.cpp.
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -71,6 +72,31 @@ size_t blas_ws_per_handle(long long B, long long H, openrnn_data_type dt, bool a
   if (mid16 && half && B * H >= 32768) return kCublasWorkspaceLargeBytes;
   if (dt == OPENRNN_DATA_FLOAT && !allow_tf32 && (B <= 4 || (H <= 512 && B <= 64))) return kCublasWorkspaceLargeBytes;
   return kCublasWorkspaceBytes;
+}
+
+size_t blas_step_ws(long long B, long long H, openrnn_data_type dt, bool allow_tf32, bool proj) {
+  const size_t call = blas_ws_per_handle(B, H, dt, allow_tf32);
+  static const size_t forced = [] {
+    const char* e = std::getenv("OPENRNN_STD_STEP_WS_MIB");
+    int mib = 0;
+    if (e && std::sscanf(e, "%d", &mib) == 1 && mib >= 1 && mib <= 256) return static_cast<size_t>(mib) << 20;
+    return size_t(0);
+  }();
+  if (forced) return std::min(forced, call);
+  // The small-B float32 rule's 32 MiB is for the GEMMs over all T * B rows (session 42). The steps' own GEMMs are
+  // M = B, and at B = 2-16 cuBLAS picks far slower kernels for some of them from 32 MiB (ncu, session 62 run 2: a
+  // 32x128 xmma kernel of 51-64 µs per step GEMM). Only GRU reset-before and the LSTM projection run cuBLAS steps
+  // there (the other cells take the fused step), and B = 1 H = 1024. Session 62 run 3 (H200, graph, float32, µs/step,
+  // 32 -> 4 MiB for the steps, best of two processes): GRU reset-before H = 128 B = 8 / 16 inference 86.0 / 86.7 ->
+  // 7.3 / 7.6, training 198 / 200 -> 20.6 / 21.1; H = 64-512 B = 4-16 +0% to +1075% faster (inference), -0.3% to
+  // +864% (training); LSTM P = 64 / 256, H = 128-512 B = 4-16 inference 9-51% faster, training -5.4% to +18%. B = 32-64
+  // lost 7-55% (kept at 32 MiB). At B = 1 H = 1024 GRU 7.79 -> 6.07 (training 19.2 -> 17.4), GRU reset-before +7% /
+  // +34%, LSTM and RNN within 0.4%, LSTM P = 256 training -18% (kept).
+  const bool small_b = dt == OPENRNN_DATA_FLOAT && !allow_tf32 && B * H < 65536 && H <= 1024 &&
+                       (B <= 4 || (H <= 512 && B <= 64));  // blas_ws_per_handle's float32 clause
+  if (small_b && ((B >= 2 && B <= 16 && H <= 512) || (B == 1 && H == 1024 && !proj)))
+    return std::min(call, kCublasWorkspaceBytes);
+  return call;
 }
 
 void Context::bind_blas_workspace(void* workspace, size_t ws) const {

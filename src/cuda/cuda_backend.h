@@ -91,6 +91,11 @@ constexpr size_t kCublasWorkspaceBytes = size_t(4) << 20, kCublasWorkspaceLargeB
 // The workspace per handle for B sequences of hidden size H of type dt (allow_tf32: the TF32 math mode);
 // OPENRNN_CUBLAS_WS_MIB (developer switch, 1-256 MiB, read once) sets it for every problem.
 size_t blas_ws_per_handle(long long B, long long H, openrnn_data_type dt, bool allow_tf32);
+// Of that workspace, the part STANDARD's recurrent steps bind for their cuBLAS GEMMs (M = B rows; BlasWorkspaceLimit,
+// cuda_ops.h): 4 MiB where strict float32 has 32 MiB for its small-B rule above at B = 2-16 with H <= 512, and at
+// B = 1 H = 1024 without projection; else all of it. OPENRNN_STD_STEP_WS_MIB (developer switch, 1-256 MiB, read once;
+// capped at the call's) sets it for every problem. Measured rule: docs/performance.md (session 62).
+size_t blas_step_ws(long long B, long long H, openrnn_data_type dt, bool allow_tf32, bool proj);
 // Extra streams: direction 1 runs on aux[0]; aux[1] is available to algorithms (layer wavefront, wgrad overlap).
 constexpr int kAuxStreams = 2;
 constexpr int kEvents = 8;

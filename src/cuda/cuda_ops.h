@@ -35,6 +35,23 @@ void gemm_rm_batched(cublasHandle_t h, const GemmSpec& g, bool ta, bool tb, int 
                      const void* A, long long lda, long long sa, const void* B, long long ldb, long long sb,
                      double beta, void* C, cudaDataType_t ctype, long long ldc, long long sc, int count);
 
+// Binds the first `bytes` of a cuBLAS handle's workspace slice [slice, slice + full) for its lifetime, then the
+// whole slice again (a no-op where bytes >= full). STANDARD's recurrent steps run their GEMMs (M = B rows) under it:
+// cuBLAS picks its kernel from the workspace it is given, and some small-M shapes get a far slower one from 32 MiB
+// than from 4 (blas_step_ws, cuda_backend.h). Host-side only: allowed while a stream is being captured.
+class BlasWorkspaceLimit {
+ public:
+  BlasWorkspaceLimit(cublasHandle_t h, void* slice, size_t full, size_t bytes);
+  ~BlasWorkspaceLimit();
+  BlasWorkspaceLimit(const BlasWorkspaceLimit&) = delete;
+  BlasWorkspaceLimit& operator=(const BlasWorkspaceLimit&) = delete;
+
+ private:
+  cublasHandle_t h_ = nullptr;  // null: nothing to restore
+  void* slice_ = nullptr;
+  size_t full_ = 0;
+};
+
 // dst[i] = src ? convert(src[i]) : 0 for i < n (hx/cx into the internal state, final state into hy/cy, ...).
 template <typename Src, typename Dst>
 void convert_or_zero(const Src* src, Dst* dst, long long n, cudaStream_t s);

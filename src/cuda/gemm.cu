@@ -67,5 +67,19 @@ void gemm_rm_batched(cublasHandle_t h, const GemmSpec& g, bool ta, bool tb, int 
                                                   static_cast<int>(ldc), sc, count, g.compute, CUBLAS_GEMM_DEFAULT));
 }
 
+BlasWorkspaceLimit::BlasWorkspaceLimit(cublasHandle_t h, void* slice, size_t full, size_t bytes) {
+  if (bytes >= full) return;
+  OPENRNN_CUBLAS_CHECK(cublasSetWorkspace(h, slice, bytes));
+  h_ = h;
+  slice_ = slice;
+  full_ = full;
+}
+
+BlasWorkspaceLimit::~BlasWorkspaceLimit() {
+  // The same pointer and a larger size than a call already accepted: cannot fail for a live handle, and a destructor
+  // must not throw.
+  if (h_) (void)cublasSetWorkspace(h_, slice_, full_);
+}
+
 }  // namespace cuda
 }  // namespace openrnn

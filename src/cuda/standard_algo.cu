@@ -96,6 +96,8 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   const StdDims d = std_dims(rnn, x);
   s.d = d;
   s.blas_ws = blas_ws_per_handle(d.B, d.H, rnn.cfg.data_type, rnn.cfg.math_mode == OPENRNN_MATH_ALLOW_TF32);
+  s.blas_step_ws =
+      blas_step_ws(d.B, d.H, rnn.cfg.data_type, rnn.cfg.math_mode == OPENRNN_MATH_ALLOW_TF32, d.proj);
   s.training = training;
   s.dropout = training && rnn.cfg.dropout > 0.0 && d.L > 1;
   s.slots = training ? d.T + 1 : 2;

@@ -34,7 +34,8 @@ class BwdRun {
   BwdRun(const Context& ctx, const openrnn_rnn_desc& rnn, const StdLayout& s, const BackwardDataArgs& a,
          int32_t* lens, const T* dY, RowMap dy_rows, int l, int dir, int lane)
       : ctx_(ctx), s_(s), d_(s.d), a_(a), g_(gemm_spec(rnn.cfg.data_type, rnn.cfg.math_mode)), l_(l), dir_(dir),
-        st_(ctx.lane(lane)), bh_(ctx.lane_blas(lane)) {
+        st_(ctx.lane(lane)), bh_(ctx.lane_blas(lane)),
+        blas_slice_(static_cast<char*>(a.workspace) + s.blas_ws * static_cast<size_t>(lane)) {
     const StdDims& d = d_;
     void* ws = a.workspace;
     void* rs = a.reserve;
@@ -109,6 +110,7 @@ class BwdRun {
     const cudaDataType_t tS = CudaType<S>::value;
     const unsigned grid_h = grid_for(cB_, kBlock), grid_p = grid_for(hB_, kBlock);
     BwdStep<T, S>& p = p_;
+    const BlasWorkspaceLimit step_ws(bh_, blas_slice_, s_.blas_ws, s_.blas_step_ws);  // the steps' GEMMs
     for (int k = k0; k < k1; ++k) {
       const int t = dir_ == 0 ? T_ - 1 - k : k;
       p.t = t;
@@ -192,6 +194,7 @@ class BwdRun {
     if (fused_ && a_.dhx) {
       // The W_hh part of the last processed step (t = 0 forward, T-1 reverse) completes the gradient of hx.
       const T* dGl = dGrec_ + (dir_ == 0 ? 0 : d.T - 1) * gB_;
+      const BlasWorkspaceLimit step_ws(bh_, blas_slice_, s_.blas_ws, s_.blas_step_ws);  // M = B, as the steps'
       gemm_rm(bh_, g_, false, false, d.B, d.H, d.GH, 1.0, dGl, d.GH, Whh_, d.H, 1.0, dh_[cur_], tS, d.H);
     }
     if (a_.dhx) convert_or_zero(dh_[cur_], static_cast<T*>(a_.dhx) + sidx_ * hB_, hB_, st_);
@@ -207,6 +210,7 @@ class BwdRun {
   int l_, dir_;
   cudaStream_t st_;
   cublasHandle_t bh_;
+  void* blas_slice_;  // bh_'s slice of the workspace (Context::bind_blas_workspace)
   const T *Wih_ = nullptr, *Whh_ = nullptr, *Whr_ = nullptr;
   size_t sidx_ = 0;
   const T* hs_ = nullptr;

@@ -116,7 +116,8 @@ class FwdRun {
   using S = typename Arith<T>::type;
 
   FwdRun(const FwdCall<T>& c, int l, int dir, int lane)
-      : c_(c), d_(c.d), dir_(dir), st_(c.ctx.lane(lane)), bh_(c.ctx.lane_blas(lane)) {
+      : c_(c), d_(c.d), dir_(dir), st_(c.ctx.lane(lane)), bh_(c.ctx.lane_blas(lane)),
+        blas_slice_(static_cast<char*>(c.ws) + c.s.blas_ws * static_cast<size_t>(lane)) {
     const StdDims& d = d_;
     const StdLayout& s = c.s;
     const auto& cfg = c.rnn.cfg;
@@ -255,6 +256,7 @@ class FwdRun {
     const unsigned grid_h = grid_for(cB_, kBlock), grid_p = grid_for(hB_, kBlock);
     const long long gx_ldc = p.gx_rows.row_b * GH;
     const bool in_place = in_place_ && gx_ldc <= INT_MAX;
+    const BlasWorkspaceLimit step_ws(bh_, blas_slice_, c_.s.blas_ws, c_.s.blas_step_ws);  // the steps' GEMMs
     for (int k = k0; k < k1; ++k) {
       const int t = dir_ == 0 ? k : T_ - 1 - k;
       p.t = t;
@@ -364,6 +366,7 @@ class FwdRun {
   int dir_;
   cudaStream_t st_;
   cublasHandle_t bh_;
+  void* blas_slice_;  // bh_'s slice of the workspace (Context::bind_blas_workspace)
   const T *Wih_ = nullptr, *Whh_ = nullptr, *Whr_ = nullptr, *Wrec_ = nullptr, *Wproj_ = nullptr;
   T* w2_ = nullptr;
   const T* X_ = nullptr;

@@ -61,6 +61,7 @@ struct StdReserveDir {
 struct StdLayout {
   StdDims d{};
   size_t blas_ws = 0;  // cuBLAS workspace per handle (blas_ws_per_handle); the slices open every carve-up below
+  size_t blas_step_ws = 0;  // of which the recurrent steps' GEMMs see the first (blas_step_ws, <= blas_ws)
   bool training = false;
   bool dropout = false;  // training with p > 0 and L > 1
   int slots = 2;
