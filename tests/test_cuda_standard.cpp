@@ -173,6 +173,33 @@ std::vector<Case> cases() {
     p.layout = OPENRNN_LAYOUT_BATCH_MAJOR;
     v.push_back({"gru_reset_before_2layer_wavefront_B20_batchmajor", p});
   }
+  // float32 past B = 64 at small H: the fused forward and backward steps by their rules since session 62
+  // (fused_fwd_rule / fused_bwd_rule, standard_fused.cuh): several sequence tiles, the last one partial (B = 130).
+  // GRU at H = 40 B = 100 runs the fused forward and backward; RNN at H = 300 B = 100 the wide forward step with
+  // 16 sequences per block.
+  {
+    Problem p = make(OPENRNN_CELL_LSTM, 5, 32, 1, false, 3, 96);
+    p.lengths.resize(96);
+    for (int b = 0; b < 96; ++b) p.lengths[b] = 1 + (b * 5) % 3;
+    p.finite_differences = false;
+    v.push_back({"lstm_H32_B96_ragged", p});
+  }
+  {
+    Problem p = make(OPENRNN_CELL_GRU, 6, 40, 1, true, 3, 100);
+    p.layout = OPENRNN_LAYOUT_BATCH_MAJOR;
+    p.finite_differences = false;
+    v.push_back({"gru_H40_B100_bidir_batchmajor", p});
+  }
+  {
+    Problem p = make(OPENRNN_CELL_RNN_TANH, 4, 24, 2, false, 3, 130);
+    p.finite_differences = false;
+    v.push_back({"rnn_tanh_H24_B130_2layer", p});
+  }
+  {
+    Problem p = make(OPENRNN_CELL_RNN_RELU, 3, 300, 1, false, 2, 100);
+    p.finite_differences = false;
+    v.push_back({"rnn_relu_H300_B100", p});
+  }
   // The same checks on the CPU backend validate this file's reference and gradient checks without a GPU.
   const size_t n = v.size();
   for (size_t i = 0; i < n; ++i) {

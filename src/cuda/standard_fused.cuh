@@ -389,21 +389,39 @@ inline bool fused_applies(const StdDims& d, openrnn_data_type dt) {
 // sequences, and its product runs on CUDA cores.
 // At B = 1 cuBLAS's GEMV-shaped GEMM beats both fused steps from H = 1024 (run 3, inference: LSTM 7.51 vs 9.02 wide,
 // 10.43 eight-sequence; H = 2048 GRU 23.80 vs 25.48).
+// Session 62 (H200, run 3, graph, float32, cuBLAS GEMM + pointwise -> the fused step forced, best of two processes)
+// widened it past B = 64, where cuBLAS runs these small-N GEMMs on slow kernels (ncu: sgemm_largek at 12 µs per step
+// for H = 32 B = 128): inference at H = 32 B = 65-256 LSTM 14.0-14.8 -> 3.4-4.0, GRU 13.5-14.1 -> 2.9-3.5, RNN tanh
+// 12.5-12.9 -> 2.6-2.7; RNN tanh -31% to -80% at H = 32-384 up to B = 256 (H >= 256: up to B = 128); LSTM H = 272-384
+// B = 80-96 -9% to -43%. Taken where inference gained (GRU H = 96-128 B = 256 +11% / +29%, LSTM H = 64 B = 256 +26%,
+// H = 128 B = 128 +8%, H = 192 B = 96 +5%, H = 272 B = 128 +10%: not taken).
 inline bool fused_fwd_rule(const StdDims& d, openrnn_data_type dt) {
   if (fused_override() >= 0 || dt != OPENRNN_DATA_FLOAT) return fused_rule(d, dt);
   if (d.B == 1 && d.Hout >= 1024) return false;
   if (use_wide_fwd(d, dt))
     return d.B <= 32    ? d.Hout <= 2048
            : d.B <= 64  ? d.Hout <= (d.gru_lbr ? 1024 : 512)
-           : d.B <= 128 ? d.Hout <= (d.gru_lbr ? 512 : 256)
+           : d.B <= 128 ? d.Hout <= (d.gru_lbr ? 512 : (d.rnn || d.B <= 96) ? 384 : 256)
                         : d.B <= 256 && d.Hout <= 256;
-  return fused_rule(d, dt);
+  if (fused_rule(d, dt)) return true;
+  // Here H < 256 and B > 64.
+  if (d.rnn) return d.B <= 256;
+  if (d.gru_lbr) return d.B <= (d.Hout <= 64 ? 256 : d.Hout <= 192 ? 128 : 64);
+  return d.B <= (d.Hout <= 32 ? 256 : d.Hout <= 96 ? 128 : d.Hout <= 128 ? 96 : 64);
+}
+// The backward step's rule: fused_rule, and for float32 past B = 64 up to B = 128 with H <= 384 and up to B = 256
+// with H <= 192 (session 62, run 3: training with both steps fused, every measured row of that region -6% to -68%
+// but LSTM B = 256 H = 192 +7% and GRU -2%, where the forward alone lost 9 / 5 µs of it: the backward gained 6).
+inline bool fused_bwd_rule(const StdDims& d, openrnn_data_type dt) {
+  if (fused_rule(d, dt)) return true;
+  if (fused_override() >= 0 || dt != OPENRNN_DATA_FLOAT || d.B <= 64) return false;
+  return d.B <= 128 ? d.Hout <= 384 : d.B <= 256 && d.Hout <= 192;
 }
 inline bool use_fused_fwd(const StdDims& d, openrnn_data_type dt) {
   return fused_applies(d, dt) && fused_smem(d.Hout) <= kFusedMaxSmem && fused_fwd_rule(d, dt);
 }
 inline bool use_fused_bwd(const StdDims& d, openrnn_data_type dt) {
-  return fused_applies(d, dt) && fused_smem(d.GH) <= kFusedMaxSmem && fused_rule(d, dt);
+  return fused_applies(d, dt) && fused_smem(d.GH) <= kFusedMaxSmem && fused_bwd_rule(d, dt);
 }
 
 // Raises a kernel's dynamic shared-memory limit once per device (static + dynamic above 48 KB needs the opt-in): to
