@@ -134,6 +134,7 @@ struct AutoShape {
   openrnn_data_type dt;
   bool persistent;
   int layers = 1;
+  int proj = 0;  // LSTM proj_size
 };
 
 // Checks AUTO's choice for one shape and mode: `persistent` where PERSISTENT supports the problem, STANDARD where it
@@ -141,6 +142,7 @@ struct AutoShape {
 void expect_auto_choice(openrnn_handle_t h, const AutoShape& sh, openrnn_fwd_mode mode, int* checked) {
   openrnn_rnn_config c = base_config(sh.cell, 16, sh.H, sh.layers, sh.bidir, sh.dt);
   c.algo = OPENRNN_ALGO_AUTO;
+  c.proj_size = sh.proj;
   openrnn_rnn_desc_t rnn = nullptr;
   openrnn_seq_desc_t xd = nullptr;
   CUDATEST_OK(openrnn_create_rnn_desc(&rnn, &c));
@@ -179,7 +181,7 @@ void expect_auto_choices(const AutoShape (&shapes)[N]) {
 // AUTO's rule for RNN cells (persistent_preferred): PERSISTENT at the timed sizes (H = 256 / 512 up to B = 64,
 // H = 1024 up to B = 64 in float32 and B = 24 in 16 bits, either direction; 16 bits with any number of layers at
 // H = 256 up to B = 192 with one direction and 128 with two, at H = 512 up to B = 56 / 60 (session 61)), STANDARD
-// past them and at padded sizes (AutoPaddedRule), both wherever PERSISTENT takes the problem at all.
+// past them, both wherever PERSISTENT takes the problem at all. Padded sizes follow AutoPaddedRule.
 TEST(CudaStream, AutoRnnRule) {
   CUDATEST_SKIP_IF_NO_GPU();
   const AutoShape shapes[] = {
@@ -192,7 +194,7 @@ TEST(CudaStream, AutoRnnRule) {
       {OPENRNN_CELL_RNN_RELU, 1024, 25, false, OPENRNN_DATA_HALF, false},
       {OPENRNN_CELL_RNN_TANH, 1024, 64, true, OPENRNN_DATA_FLOAT, true},
       {OPENRNN_CELL_RNN_TANH, 1024, 65, false, OPENRNN_DATA_FLOAT, false},
-      {OPENRNN_CELL_RNN_RELU, 300, 4, false, OPENRNN_DATA_FLOAT, false},
+      {OPENRNN_CELL_RNN_RELU, 300, 4, false, OPENRNN_DATA_FLOAT, true},  // padded (AutoPaddedRule, session 62)
       // 16 bits at H = 256: PERSISTENT up to B = 192 with one direction (session 60; more layers since session 61),
       // up to B = 128 with two. At H = 512 up to B = 56 / 60 (one / two directions).
       {OPENRNN_CELL_RNN_TANH, 256, 192, false, OPENRNN_DATA_HALF, true},
@@ -212,23 +214,28 @@ TEST(CudaStream, AutoRnnRule) {
   expect_auto_choices(shapes);
 }
 
-// AUTO at padded sizes (padded_preferred, session 61): one layer and direction of LSTM / GRU / RNN cells at H = 64-255,
-// 384-511 and 768-1023, up to the batch timed per cell, dtype and size; STANDARD past those batches, at the sizes
-// between (257-383, 513-767), below H = 64, with two directions or layers, and for GRU reset-before.
+// AUTO at padded sizes (padded_preferred, sessions 61-62): LSTM / GRU / RNN cells at H = 32-255 and 257-1023, up to
+// the batch timed per cell, dtype, size class and mode; two layers or two directions at H = 128-255; GRU reset-before
+// and the LSTM projection at H = 64-255 and 384-511. STANDARD past those batches, below H = 32, with more layers or
+// both two layers and two directions.
 TEST(CudaStream, AutoPaddedRule) {
   CUDATEST_SKIP_IF_NO_GPU();
   constexpr auto lstm = OPENRNN_CELL_LSTM, gru = OPENRNN_CELL_GRU, rtanh = OPENRNN_CELL_RNN_TANH,
-                 rrelu = OPENRNN_CELL_RNN_RELU;
+                 rrelu = OPENRNN_CELL_RNN_RELU, grb = OPENRNN_CELL_GRU_RESET_BEFORE;
   constexpr auto f16 = OPENRNN_DATA_HALF, bf16 = OPENRNN_DATA_BFLOAT16, f32 = OPENRNN_DATA_FLOAT;
   const AutoShape shapes[] = {
-      // H = 64-255: 16-bit LSTM / GRU to B = 128 at H = 64 and 256 from H = 96; float32 to 16 / 128 / 256 (H = 64,
-      // 96-159, 160-255); 16-bit RNN to 16 / 64 (H = 64-95, 96-255); float32 RNN to 256.
+      // H = 64-255: 16-bit LSTM / GRU to B = 128 at H = 64 and 256 from H = 96; float32 to 96 / 128 / 256 (H = 96,
+      // 128-159, 160-255; H = 64: below); 16-bit RNN to 16 / 64 (H = 64-95, 96-255); float32 RNN to 128 / 256
+      // (H = 96-159, 160-255).
       {lstm, 64, 128, false, f16, true},
       {lstm, 64, 129, false, f16, false},
       {gru, 96, 256, false, bf16, true},
       {gru, 96, 257, false, f16, false},
       {lstm, 64, 16, false, f32, true},
-      {lstm, 64, 17, false, f32, false},
+      {lstm, 64, 97, false, f32, false},
+      {gru, 64, 96, false, f32, true},
+      {lstm, 96, 96, false, f32, true},
+      {gru, 96, 97, false, f32, false},
       {gru, 128, 128, false, f32, true},
       {lstm, 128, 129, false, f32, false},
       {lstm, 160, 256, false, f32, true},
@@ -236,9 +243,24 @@ TEST(CudaStream, AutoPaddedRule) {
       {rtanh, 64, 17, false, f16, false},
       {rrelu, 100, 64, false, bf16, true},
       {rrelu, 100, 65, false, f16, false},
+      {rtanh, 100, 128, false, f32, true},
+      {rtanh, 100, 129, false, f32, false},
       {rtanh, 200, 256, false, f32, true},
       {rtanh, 200, 257, false, f32, false},
-      // H = 384-511 and 768-1023.
+      // H = 32-63.
+      {lstm, 32, 128, false, f16, true},
+      {gru, 48, 129, false, bf16, false},
+      {rtanh, 32, 16, false, f16, true},
+      {rtanh, 32, 17, false, f16, false},
+      {rrelu, 48, 64, false, f32, true},
+      {rrelu, 48, 65, false, f32, false},
+      // H = 257-383 and 384-511.
+      {lstm, 300, 128, false, f16, true},
+      {gru, 300, 129, false, f16, false},
+      {lstm, 320, 64, false, f32, true},
+      {lstm, 320, 65, false, f32, false},
+      {rtanh, 300, 16, false, bf16, true},
+      {rtanh, 300, 17, false, f16, false},
       {lstm, 384, 128, false, f16, true},
       {lstm, 384, 129, false, f16, false},
       {gru, 400, 64, false, f32, true},
@@ -246,20 +268,71 @@ TEST(CudaStream, AutoPaddedRule) {
       {rtanh, 384, 16, false, f16, true},
       {rtanh, 384, 17, false, f16, false},
       {rrelu, 500, 128, false, f32, true},
+      // H = 513-767 and 768-1023.
+      {gru, 600, 16, false, f16, true},
+      {gru, 600, 17, false, f16, false},
+      {rtanh, 700, 16, false, f16, true},
+      {lstm, 700, 16, false, f32, true},
+      {lstm, 700, 17, false, f32, false},
       {lstm, 768, 64, false, bf16, true},
       {lstm, 768, 65, false, f16, false},
       {gru, 800, 16, false, f32, true},
       {gru, 800, 17, false, f32, false},
       {rtanh, 1000, 16, false, f16, true},
+      // Two directions or two layers at H = 128-255.
+      {lstm, 128, 128, true, f16, true},
+      {lstm, 128, 129, true, f16, false},
+      {gru, 192, 128, false, bf16, true, 2},
+      {gru, 192, 129, false, f16, false, 2},
+      {rtanh, 128, 16, true, f16, true},
+      {rtanh, 128, 17, true, f16, false},
+      {rtanh, 192, 64, true, f16, true},
+      {rtanh, 192, 128, false, f16, true, 2},
+      {rtanh, 128, 64, false, f16, true, 2},
+      {rtanh, 128, 65, false, f16, false, 2},
+      {lstm, 128, 16, true, f32, true},
+      {gru, 128, 17, false, f32, false, 2},
+      {rrelu, 192, 64, true, f32, true},
+      {rrelu, 192, 65, false, f32, false, 2},
+      // GRU reset-before and the LSTM projection.
+      {grb, 128, 128, false, f16, true},
+      {grb, 128, 129, false, f32, false},
+      {grb, 384, 64, false, f32, true},
+      {grb, 384, 65, false, f16, false},
+      {lstm, 128, 128, false, f16, true, 1, 64},
+      {lstm, 128, 129, false, f32, false, 1, 64},
+      {lstm, 384, 64, false, f32, true, 1, 128},
+      {lstm, 384, 65, false, f16, false, 1, 128},
       // Not timed: STANDARD.
-      {lstm, 300, 1, false, f16, false},
-      {gru, 600, 1, false, f16, false},
-      {lstm, 32, 1, false, f16, false},
-      {lstm, 128, 16, true, f16, false},
-      {gru, 128, 16, false, f16, false, 2},
-      {OPENRNN_CELL_GRU_RESET_BEFORE, 128, 16, false, f16, false},
+      {lstm, 16, 1, false, f16, false},
+      {gru, 96, 1, true, f16, false},
+      {gru, 128, 16, false, f16, false, 3},
+      {lstm, 128, 16, true, f16, false, 2},
+      {grb, 128, 16, true, f16, false},
+      {lstm, 128, 16, false, f16, false, 2, 64},
   };
   expect_auto_choices(shapes);
+  // Where the choice depends on the mode (float32): LSTM at H = 32-95 up to B = 16 in inference and 64 / 96 in
+  // training; RNN at H = 64-95 up to 96 / 128; 16-bit LSTM / GRU at H = 641-767 up to 1 / 16.
+  openrnn_handle_t h = nullptr;
+  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
+  constexpr openrnn_fwd_mode inf = OPENRNN_FWD_INFERENCE, train = OPENRNN_FWD_TRAINING;
+  const struct {
+    AutoShape shape;
+    openrnn_fwd_mode mode;
+  } by_mode[] = {
+      {{lstm, 32, 16, false, f32, true}, inf},      {{lstm, 32, 17, false, f32, false}, inf},
+      {{lstm, 32, 64, false, f32, true}, train},    {{lstm, 32, 65, false, f32, false}, train},
+      {{lstm, 64, 17, false, f32, false}, inf},     {{lstm, 64, 96, false, f32, true}, train},
+      {{rtanh, 64, 96, false, f32, true}, inf},     {{rtanh, 64, 97, false, f32, false}, inf},
+      {{rtanh, 64, 128, false, f32, true}, train},  {{rtanh, 64, 129, false, f32, false}, train},
+      {{lstm, 700, 1, false, f16, true}, inf},      {{lstm, 700, 2, false, f16, false}, inf},
+      {{gru, 700, 16, false, bf16, true}, train},   {{gru, 700, 17, false, f16, false}, train},
+  };
+  int checked = 0;
+  for (const auto& c : by_mode) expect_auto_choice(h, c.shape, c.mode, &checked);
+  EXPECT_GT(checked, 0);
+  openrnn_destroy_handle(h);
 }
 
 // AUTO where PERSISTENT's 16-bit kernels go from one launch to two (persistent_preferred, session 47): at H = 512

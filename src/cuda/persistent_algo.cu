@@ -657,8 +657,8 @@ class PersistentAlgo final : public CudaAlgo {
 
 }  // namespace
 
-// Padded sizes (PERSISTENT runs the kernels of padded_hidden(H) with the units past H exact-zero padding), one layer
-// and direction, LSTM / GRU / RNN cells without projection. Session 61 (run 5, H200, float16 and float32, T = 100,
+// Padded sizes (PERSISTENT runs the kernels of padded_hidden(H) with the units past H exact-zero padding). Session 61
+// timed one layer and direction, LSTM / GRU / RNN cells without projection (run 5, H200, float16 and float32, T = 100,
 // graph, best of two processes; ratios STANDARD / PERSISTENT, inference and training alike unless named): at B <= 16
 // PERSISTENT is 1.2-4.3x faster at every size timed (H = 64-224 step 32, 384, 768). Beyond, where it stays faster in
 // both modes:
@@ -672,19 +672,58 @@ class PersistentAlgo final : public CudaAlgo {
 // - H = 768: 16-bit LSTM / GRU up to B = 64 (1.01-1.07; B = 128 0.57-0.84), the rest up to B = 16 (1.19-1.48; B = 64
 //   0.56-0.98).
 // PERSISTENT's cost is its padded size's whatever H, STANDARD's grows with H: so the edges timed at H = 384 and 768
-// hold above them (up to 511 and 1023), and sizes below (257-383, 513-767) keep STANDARD, as do H < 64, two layers or
-// directions, projection and GRU reset-before (not timed).
-static bool padded_preferred(const openrnn_rnn_desc& rnn, int H, int B, bool w16) {
+// hold above them (up to 511 and 1023).
+// Session 62 (run 1, H200, the same method; `training`: the call is forward(TRAINING) or a backward):
+// - float32 at H = 64-255 again after STANDARD's fused steps past B = 64 (run 4, STANDARD / PERSISTENT / AUTO in one
+//   process per mode): LSTM / GRU at H = 64 inference up to B = 16 (LSTM) / 96 (GRU), training up to 96 (LSTM B = 64
+//   8.57 / 7.54; B = 128 STANDARD 10.1 / 13.3); H = 96 up to B = 96 (LSTM B = 128 5.03 / 5.54); H = 128-159 up to
+//   128; RNN up to B = 96 / 128 (inference / training) at H = 64-95, 128 at 96-159 (B = 256 STANDARD 3.5-3.6 / 4.8),
+//   256 from 160.
+// - H = 32-63: 16-bit LSTM / GRU up to B = 128 (1.89-3.96), RNN up to 16 (B = 64 0.91 / 1.20); float32 LSTM / GRU up
+//   to 16 (B = 64 0.95-0.99 / 1.10-1.26: training up to 64), RNN up to 64 (1.32-1.58).
+// - H = 257-383 (272, 320, 352): 16-bit LSTM / GRU up to B = 128 (1.17-1.47), RNN up to 16 (B = 64 0.86-0.93); float32
+//   up to 64 (1.03-1.20).
+// - H = 513-767 (544, 600, 700): up to B = 16 (1.09-2.25), but 16-bit LSTM / GRU inference above H = 640 only B = 1
+//   (H = 700 B = 16 0.93 / 0.97; training 1.83 / 1.90).
+// - Two directions or two layers (not both) at H = 128-255 (timed at 128 and 192): 16-bit LSTM / GRU up to B = 128
+//   (1.33-3.09); 16-bit RNN up to 16 at H < 192 with two directions (B = 64 0.87 / 0.91), else 64 (two layers at
+//   H >= 192: 128); float32 LSTM / GRU up to 16 (B = 64 0.91-1.16), RNN up to 64 (1.07-1.40).
+// - GRU reset-before (H = 128 / 384, float16 and float32): up to B = 128 at H = 64-255 (1.13-1.91), 64 at H = 384-511
+//   (1.07-1.45; B = 128 0.75-0.99). LSTM projection (H = 128 P = 64, H = 384 P = 128): up to B = 128 at H = 64-255
+//   (1.49-6.4x), 64 at H = 384-511 (1.50-2.17; float16 training a tie, 0.99).
+// Three or more layers, two layers with two directions, H < 32 and other sizes keep STANDARD (not timed).
+static bool padded_preferred(const openrnn_rnn_desc& rnn, int H, int B, bool w16, bool training) {
   const openrnn_cell cell = rnn.cfg.cell;
   const bool rnn_cell = cell == OPENRNN_CELL_RNN_TANH || cell == OPENRNN_CELL_RNN_RELU;
-  if (rnn.cfg.num_layers != 1 || rnn.D != 1 || rnn.has_proj()) return false;
-  if (!rnn_cell && cell != OPENRNN_CELL_LSTM && cell != OPENRNN_CELL_GRU) return false;
-  if (H >= 64 && H < 256) {
-    if (rnn_cell) return B <= (!w16 ? 256 : H >= 96 ? 64 : 16);
-    if (w16) return B <= (H >= 96 ? 256 : 128);
-    return B <= (H >= 160 ? 256 : H >= 96 ? 128 : 16);
+  const int L = rnn.cfg.num_layers, D = rnn.D;
+  if (cell == OPENRNN_CELL_GRU_RESET_BEFORE || rnn.has_proj()) {
+    if (L != 1 || D != 1) return false;
+    if (H >= 64 && H < 256) return B <= 128;
+    if (H >= 384 && H < 512) return B <= 64;
+    return false;
   }
+  if (!rnn_cell && cell != OPENRNN_CELL_LSTM && cell != OPENRNN_CELL_GRU) return false;
+  if (L * D == 2) {  // two layers of one direction, or one layer of two
+    if (H < 128 || H >= 256) return false;
+    if (!w16) return B <= (rnn_cell ? 64 : 16);
+    if (!rnn_cell) return B <= 128;
+    return B <= (D == 2 ? (H >= 192 ? 64 : 16) : (H >= 192 ? 128 : 64));
+  }
+  if (L != 1 || D != 1) return false;
+  if (H >= 32 && H < 64) {
+    if (rnn_cell) return B <= (w16 ? 16 : 64);
+    return B <= (w16 ? 128 : training ? 64 : 16);
+  }
+  if (H >= 64 && H < 256) {
+    if (rnn_cell) return B <= (w16 ? (H >= 96 ? 64 : 16) : H >= 160 ? 256 : H >= 96 || training ? 128 : 96);
+    if (w16) return B <= (H >= 96 ? 256 : 128);
+    if (H >= 128) return B <= (H >= 160 ? 256 : 128);
+    if (H >= 96) return B <= 96;
+    return B <= (training || cell == OPENRNN_CELL_GRU ? 96 : 16);
+  }
+  if (H > 256 && H < 384) return B <= (w16 ? (rnn_cell ? 16 : 128) : 64);
   if (H >= 384 && H < 512) return B <= (rnn_cell ? (w16 ? 16 : 128) : (w16 ? 128 : 64));
+  if (H > 512 && H < 768) return B <= (w16 && !rnn_cell && H > 640 && !training ? 1 : 16);
   if (H >= 768 && H < 1024) return B <= (!rnn_cell && w16 ? 64 : 16);
   return false;
 }
@@ -695,7 +734,7 @@ bool persistent_preferred(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
   // them (padded_preferred). Elsewhere PERSISTENT runs only when asked for explicitly.
   const int H = rnn.cfg.hidden_size, B = x.B;
   const bool w16 = rnn.cfg.data_type == OPENRNN_DATA_HALF || rnn.cfg.data_type == OPENRNN_DATA_BFLOAT16;
-  if (persist::padded_hidden(H) != H) return padded_preferred(rnn, H, B, w16);
+  if (persist::padded_hidden(H) != H) return padded_preferred(rnn, H, B, w16, mode == OPENRNN_FWD_TRAINING);
   // LSTM projection (the recurrence through W_eff on the float32 kernels, forward and backward data). H200 2026-11-22,
   // P = 128, T = 100, one layer, µs/step, PERSISTENT vs STANDARD (docs/performance.md, "PERSISTENT with the LSTM
   // projection"): H = 256 every B <= 256 (B = 256: inference 12.9 vs 26.7 float32, 9.9 vs 23.7 float16; training
