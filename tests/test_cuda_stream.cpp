@@ -178,6 +178,21 @@ void expect_auto_choices(const AutoShape (&shapes)[N]) {
   openrnn_destroy_handle(h);
 }
 
+// The same for shapes checked in one mode each.
+struct AutoModeShape {
+  AutoShape shape;
+  openrnn_fwd_mode mode;
+};
+template <size_t N>
+void expect_auto_choices(const AutoModeShape (&shapes)[N]) {
+  openrnn_handle_t h = nullptr;
+  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
+  int checked = 0;
+  for (const AutoModeShape& c : shapes) expect_auto_choice(h, c.shape, c.mode, &checked);
+  EXPECT_GT(checked, 0) << "PERSISTENT took none of the shapes";
+  openrnn_destroy_handle(h);
+}
+
 // AUTO's rule for RNN cells (persistent_preferred): PERSISTENT at the timed sizes (H = 256 / 512 up to B = 64,
 // H = 1024 up to B = 64 in float32 and B = 24 in 16 bits, either direction; 16 bits with any number of layers at
 // H = 256 up to B = 192 with one direction and 128 with two, at H = 512 up to B = 56 / 60 (session 61)), STANDARD
@@ -314,13 +329,8 @@ TEST(CudaStream, AutoPaddedRule) {
   expect_auto_choices(shapes);
   // Where the choice depends on the mode (float32): LSTM at H = 32-95 up to B = 16 in inference and 64 / 96 in
   // training; RNN at H = 64-95 up to 96 / 128; 16-bit LSTM / GRU at H = 641-767 up to 1 / 16.
-  openrnn_handle_t h = nullptr;
-  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
   constexpr openrnn_fwd_mode inf = OPENRNN_FWD_INFERENCE, train = OPENRNN_FWD_TRAINING;
-  const struct {
-    AutoShape shape;
-    openrnn_fwd_mode mode;
-  } by_mode[] = {
+  const AutoModeShape by_mode[] = {
       {{lstm, 32, 16, false, f32, true}, inf},      {{lstm, 32, 17, false, f32, false}, inf},
       {{lstm, 32, 64, false, f32, true}, train},    {{lstm, 32, 65, false, f32, false}, train},
       {{lstm, 64, 17, false, f32, false}, inf},     {{lstm, 64, 96, false, f32, true}, train},
@@ -329,10 +339,7 @@ TEST(CudaStream, AutoPaddedRule) {
       {{lstm, 700, 1, false, f16, true}, inf},      {{lstm, 700, 2, false, f16, false}, inf},
       {{gru, 700, 16, false, bf16, true}, train},   {{gru, 700, 17, false, f16, false}, train},
   };
-  int checked = 0;
-  for (const auto& c : by_mode) expect_auto_choice(h, c.shape, c.mode, &checked);
-  EXPECT_GT(checked, 0);
-  openrnn_destroy_handle(h);
+  expect_auto_choices(by_mode);
 }
 
 // AUTO where PERSISTENT's 16-bit kernels go from one launch to two (persistent_preferred, session 47): at H = 512
@@ -343,13 +350,8 @@ TEST(CudaStream, AutoPaddedRule) {
 // in one wave) and B = 512 for LSTM.
 TEST(CudaStream, AutoSixteenBitLaunchEdges) {
   CUDATEST_SKIP_IF_NO_GPU();
-  openrnn_handle_t h = nullptr;
-  CUDATEST_OK(openrnn_create_handle(&h, OPENRNN_DEVICE_CUDA, 0));
   constexpr openrnn_fwd_mode inf = OPENRNN_FWD_INFERENCE, train = OPENRNN_FWD_TRAINING;
-  const struct {
-    AutoShape shape;
-    openrnn_fwd_mode mode;
-  } cases[] = {
+  const AutoModeShape cases[] = {
       {{OPENRNN_CELL_GRU, 512, 113, false, OPENRNN_DATA_HALF, true}, inf},
       {{OPENRNN_CELL_GRU, 512, 140, false, OPENRNN_DATA_BFLOAT16, true}, inf},
       {{OPENRNN_CELL_GRU, 512, 141, false, OPENRNN_DATA_HALF, false}, inf},
@@ -376,10 +378,7 @@ TEST(CudaStream, AutoSixteenBitLaunchEdges) {
       {{OPENRNN_CELL_GRU, 256, 512, false, OPENRNN_DATA_HALF, true}, train},
       {{OPENRNN_CELL_LSTM, 256, 513, false, OPENRNN_DATA_BFLOAT16, false}, train},
   };
-  int checked = 0;
-  for (const auto& c : cases) expect_auto_choice(h, c.shape, c.mode, &checked);
-  EXPECT_GT(checked, 0) << "PERSISTENT took none of the shapes";
-  openrnn_destroy_handle(h);
+  expect_auto_choices(cases);
 }
 
 }  // namespace
