@@ -681,16 +681,16 @@ class PersistentAlgo final : public CudaAlgo {
 //   256 from 160.
 // - H = 32-63: 16-bit LSTM / GRU up to B = 128 (1.89-3.96), RNN up to 16 (B = 64 0.91 / 1.20); float32 LSTM / GRU up
 //   to 16 (B = 64 0.95-0.99 / 1.10-1.26: training up to 64), RNN up to 64 (1.32-1.58).
-// - H = 257-383 (272, 320, 352): 16-bit LSTM / GRU up to B = 128 (1.17-1.47), RNN up to 16 (B = 64 0.86-0.93); float32
+// - H = 257-383 (272, 320, 352): 16-bit LSTM / GRU up to B = 128 (1.17-1.47), RNN up to 16 (B = 64 0.86-1.00); float32
 //   up to 64 (1.03-1.20).
 // - H = 513-767 (544, 600, 700): up to B = 16 (1.09-2.25), but 16-bit LSTM / GRU inference above H = 640 only B = 1
-//   (H = 700 B = 16 0.93 / 0.97; training 1.83 / 1.90).
+//   (H = 700 B = 16 0.97 / 0.93; training 1.90 / 1.83).
 // - Two directions or two layers (not both) at H = 128-255 (timed at 128 and 192): 16-bit LSTM / GRU up to B = 128
 //   (1.33-3.09); 16-bit RNN up to 16 at H < 192 with two directions (B = 64 0.87 / 0.91), else 64 (two layers at
-//   H >= 192: 128); float32 LSTM / GRU up to 16 (B = 64 0.91-1.16), RNN up to 64 (1.07-1.40).
+//   H >= 192: 128); float32 LSTM / GRU up to 16 (B = 64 0.91-1.31), RNN up to 64 (1.07-1.43).
 // - GRU reset-before (H = 128 / 384, float16 and float32): up to B = 128 at H = 64-255 (1.13-1.91), 64 at H = 384-511
 //   (1.07-1.45; B = 128 0.75-0.99). LSTM projection (H = 128 P = 64, H = 384 P = 128): up to B = 128 at H = 64-255
-//   (1.49-6.4x), 64 at H = 384-511 (1.50-2.17; float16 training a tie, 0.99).
+//   (1.49-7.0x), 64 at H = 384-511 (1.50-2.17; float16 training a tie, 0.99).
 // Three or more layers, two layers with two directions, H < 32 and other sizes keep STANDARD (not timed).
 static bool padded_preferred(const openrnn_rnn_desc& rnn, int H, int B, bool w16, bool training) {
   const openrnn_cell cell = rnn.cfg.cell;

@@ -393,8 +393,9 @@ inline bool fused_applies(const StdDims& d, openrnn_data_type dt) {
 // widened it past B = 64, where cuBLAS runs these small-N GEMMs on slow kernels (ncu: sgemm_largek at 12 µs per step
 // for H = 32 B = 128): inference at H = 32 B = 65-256 LSTM 14.0-14.8 -> 3.4-4.0, GRU 13.5-14.1 -> 2.9-3.5, RNN tanh
 // 12.5-12.9 -> 2.6-2.7; RNN tanh -31% to -80% at H = 32-384 up to B = 256 (H >= 256: up to B = 128); LSTM H = 272-384
-// B = 80-96 -9% to -43%. Taken where inference gained (GRU H = 96-128 B = 256 +11% / +29%, LSTM H = 64 B = 256 +26%,
-// H = 128 B = 128 +8%, H = 192 B = 96 +5%, H = 272 B = 128 +10%: not taken).
+// B = 80-96 -9% to -43%. Taken where inference gained, in round edges: not where it lost (GRU H = 96-192 B = 256
+// +11% to +47%, LSTM B = 256 at H = 64-192 +26% to +73%, H = 128 B = 128 +8%, H = 192 B = 96 +5%, H = 272 B = 128
+// +10%), nor LSTM H = 272 B = 112 (-33%), where H = 320-384 gained 1-9%.
 inline bool fused_fwd_rule(const StdDims& d, openrnn_data_type dt) {
   if (fused_override() >= 0 || dt != OPENRNN_DATA_FLOAT) return fused_rule(d, dt);
   if (d.B == 1 && d.Hout >= 1024) return false;
