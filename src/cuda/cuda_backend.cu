@@ -90,8 +90,8 @@ size_t blas_step_ws(long long B, long long H, openrnn_data_type dt, bool allow_t
   // 32 -> 4 MiB for the steps, best of two processes): GRU reset-before H = 128 B = 8 / 16 inference 86.0 / 86.7 ->
   // 7.3 / 7.6, training 198 / 200 -> 20.6 / 21.1; H = 64-512 B = 4-16 inference -0.3% to +1075% faster, training
   // +4.2% to +864%; LSTM P = 64 / 256, H = 128-512 B = 4-16 inference 9-253% faster, training -35% (P = 64 H = 512
-  // B = 4-8) to +96%. B = 32-64 lost 3-55% (kept at 32 MiB). At B = 1 H = 1024 GRU 7.79 -> 6.07 (training 19.2 -> 17.4), GRU reset-before +7% /
-  // +34%, LSTM and RNN within 0.4%, LSTM P = 256 training -18% (kept).
+  // B = 4-8) to +96%. B = 32-64 lost 3-55% (kept at 32 MiB). At B = 1 H = 1024 GRU 7.79 -> 6.07 (training 19.2 ->
+  // 17.4), GRU reset-before +7% / +34%, LSTM and RNN within 0.4%, LSTM P = 256 training -18% (kept).
   const bool small_b = dt == OPENRNN_DATA_FLOAT && !allow_tf32 && B * H < 65536 && H <= 1024 &&
                        (B <= 4 || (H <= 512 && B <= 64));  // blas_ws_per_handle's float32 clause
   if (small_b && ((B >= 2 && B <= 16 && H <= 512) || (B == 1 && H == 1024 && !proj)))
