@@ -663,28 +663,25 @@ class PersistentAlgo final : public CudaAlgo {
 // PERSISTENT is 1.2-4.3x faster at every size timed (H = 64-224 step 32, 384, 768). Beyond, where it stays faster in
 // both modes:
 // - H = 64-224: 16-bit LSTM / GRU up to B = 128 at H = 64 (1.12-1.51; B = 256 0.88-1.01) and 256 from H = 96
-//   (1.08-2.02); float32 LSTM / GRU up to B = 16 at H = 64 (B = 64 LSTM 0.95), 128 at H = 96-128 (1.09-2.37; B = 256
-//   0.80-0.99), 256 from H = 160 (1.01-2.39); 16-bit RNN up to B = 16 at H = 64 (B = 64 0.93) and 64 from H = 96
-//   (1.09-1.47; B = 128 0.83-1.09); float32 RNN up to B = 256 (1.18-4.84).
-// - H = 384: 16-bit LSTM / GRU up to B = 128 (B = 128 1.27-1.44; B = 256 0.80-0.85), float32 up to 64 (1.04-1.17;
-//   B = 128 0.73-0.94); RNN up to B = 16 in 16 bits (B = 64 0.95 / 1.00) and 128 in float32 (1.06-1.70; B = 256 0.95
-//   / 1.01).
-// - H = 768: 16-bit LSTM / GRU up to B = 64 (1.01-1.07; B = 128 0.57-0.84), the rest up to B = 16 (1.19-1.48; B = 64
-//   0.56-0.98).
-// PERSISTENT's cost is its padded size's whatever H, STANDARD's grows with H: so the edges timed at H = 384 and 768
-// hold above them (up to 511 and 1023).
+//   (1.08-2.02); 16-bit RNN up to B = 16 at H = 64 (B = 64 0.93) and 64 from H = 96 (1.09-1.47; B = 128 0.83-1.09);
+//   float32: session 62's edges below.
+// - H = 384: 16-bit LSTM / GRU up to B = 128 (1.27-1.44; B = 256 0.80-0.85), float32 up to 64 (1.04-1.17; B = 128
+//   0.73-0.94); RNN up to B = 16 in 16 bits (B = 64 0.95 / 1.00), 128 in float32 (1.06-1.70; B = 256 0.95 / 1.01).
+// - H = 768: 16-bit LSTM / GRU up to B = 64 (1.01-1.07; B = 128 0.57-0.84), the rest up to B = 16 (1.19-1.48).
+// PERSISTENT's cost is its padded size's whatever H, STANDARD's grows with H: the edges timed at H = 384 and 768 hold
+// above them (up to 511 and 1023).
 // Session 62 (run 1, H200, the same method; `training`: the call is forward(TRAINING) or a backward):
-// - float32 at H = 64-255 again after STANDARD's fused steps past B = 64 (run 4, STANDARD / PERSISTENT / AUTO in one
-//   process per mode): LSTM / GRU at H = 64 inference up to B = 16 (LSTM) / 96 (GRU), training up to 96 (LSTM B = 64
-//   8.57 / 7.54; B = 128 STANDARD 10.1 / 13.3); H = 96 up to B = 96 (LSTM B = 128 5.03 / 5.54); H = 128-159 up to
-//   128; RNN up to B = 96 / 128 (inference / training) at H = 64-95, 128 at 96-159 (B = 256 STANDARD 3.5-3.6 / 4.8),
-//   256 from 160.
-// - H = 32-63: 16-bit LSTM / GRU up to B = 128 (1.89-3.96), RNN up to 16 (B = 64 0.91 / 1.20); float32 LSTM / GRU up
-//   to 16 (B = 64 0.95-0.99 / 1.10-1.26: training up to 64), RNN up to 64 (1.32-1.58).
+// - float32 at H = 64-255 after STANDARD's fused steps past B = 64 (run 4, one process per algorithm and mode): LSTM /
+//   GRU at H = 64 inference up to B = 16 (LSTM) / 96 (GRU), training up to 96 (LSTM B = 64 8.57 / 7.54; B = 128
+//   STANDARD 10.1 / 13.3); H = 96 up to B = 96 (LSTM B = 128 5.03 / 5.54); H = 128-159 up to 128; RNN up to B = 96 /
+//   128 (inference / training) at H = 64-95, 128 at 96-159 (B = 256 STANDARD 3.5-3.6 / 4.8), 256 from 160.
+// - H = 32-63: 16-bit LSTM / GRU up to B = 128 (1.89-3.96), RNN up to 16 (B = 64 0.91; training to 96: session 63,
+//   runs 1-2, B = 96 1.19, 128 0.85); float32 LSTM / GRU up to 16 (B = 64 0.95-0.99 / 1.10-1.26: training up to 64),
+//   RNN up to 64 (1.32-1.58; training to 144: B = 129 1.11, 192 0.86-0.88, the edge interpolated between them).
 // - H = 257-383 (272, 320, 352): 16-bit LSTM / GRU up to B = 128 (1.17-1.47), RNN up to 16 (B = 64 0.86-1.00); float32
 //   up to 64 (1.03-1.20).
-// - H = 513-767 (544, 600, 700): up to B = 16 (1.09-2.25), but 16-bit LSTM / GRU inference above H = 640 only B = 1
-//   (H = 700 B = 16 0.97 / 0.93; training 1.90 / 1.83).
+// - H = 513-767 (544, 600, 700): up to B = 16 (1.09-2.25); 16-bit LSTM / GRU up to 64 at H <= 640 (H = 600 B = 64
+//   1.12-1.15, training 1.06; sessions 62-63), above H = 640 inference only B = 1 (H = 700 B = 16 0.97 / 0.93).
 // - Two directions or two layers (not both) at H = 128-255 (timed at 128 and 192): 16-bit LSTM / GRU up to B = 128
 //   (1.33-3.09); 16-bit RNN up to 16 at H < 192 with two directions (B = 64 0.87 / 0.91), else 64 (two layers at
 //   H >= 192: 128); float32 LSTM / GRU up to 16 (B = 64 0.91-1.31), RNN up to 64 (1.07-1.43).
@@ -711,7 +708,7 @@ static bool padded_preferred(const openrnn_rnn_desc& rnn, int H, int B, bool w16
   }
   if (L != 1 || D != 1) return false;
   if (H >= 32 && H < 64) {
-    if (rnn_cell) return B <= (w16 ? 16 : 64);
+    if (rnn_cell) return B <= (w16 ? (training ? 96 : 16) : training ? 144 : 64);
     return B <= (w16 ? 128 : training ? 64 : 16);
   }
   if (H >= 64 && H < 256) {
@@ -723,7 +720,10 @@ static bool padded_preferred(const openrnn_rnn_desc& rnn, int H, int B, bool w16
   }
   if (H > 256 && H < 384) return B <= (w16 ? (rnn_cell ? 16 : 128) : 64);
   if (H >= 384 && H < 512) return B <= (rnn_cell ? (w16 ? 16 : 128) : (w16 ? 128 : 64));
-  if (H > 512 && H < 768) return B <= (w16 && !rnn_cell && H > 640 && !training ? 1 : 16);
+  if (H > 512 && H < 768) {
+    if (!w16 || rnn_cell) return B <= 16;
+    return B <= (H <= 640 ? 64 : training ? 16 : 1);
+  }
   if (H >= 768 && H < 1024) return B <= (!rnn_cell && w16 ? 64 : 16);
   return false;
 }
