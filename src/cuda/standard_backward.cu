@@ -143,6 +143,8 @@ class BwdRun {
           continue;
         }
       }
+      // The previous step's dh GEMM (or this one's projection GEMM) is the kernel before each pointwise kernel here.
+      const StepLaunch pw{k > k0 && (std_pw_pdl(d, true) & 2)};
       if (d.lstm) {
         if (d.proj) {
           p.dhtot = dhtot_ + t * static_cast<long long>(B) * P;
@@ -152,11 +154,11 @@ class BwdRun {
           gemm_rm(bh_, g_, false, false, B, H, P, 1.0, p.dhtot, P, Whr_, H, 0.0, dhtil_, tS, H);
           p.dhtil = dhtil_;
         }
-        lstm_bwd_kernel<T, S><<<grid_h, kBlock, 0, st_>>>(p);
+        launch_step_ex(lstm_bwd_kernel<T, S>, grid_h, kBlock, 0, st_, pw, p);
         OPENRNN_LAUNCH_CHECK("lstm_bwd_kernel");
         gemm_rm(bh_, g_, false, false, B, Hout, GH, 1.0, p.dG, GH, Whh_, Hout, 1.0, p.dh_prev, tS, Hout);
       } else if (d.gru_lbr) {
-        gru_bwd_kernel<T, S><<<grid_h, kBlock, 0, st_>>>(p);
+        launch_step_ex(gru_bwd_kernel<T, S>, grid_h, kBlock, 0, st_, pw, p);
         OPENRNN_LAUNCH_CHECK("gru_bwd_kernel");
         gemm_rm(bh_, g_, false, false, B, H, GH, 1.0, p.dGh, GH, Whh_, H, 1.0, p.dh_prev, tS, H);
       } else if (d.gru_rb) {
@@ -171,7 +173,7 @@ class BwdRun {
         // dh_prev += [dpre_r dpre_z] [B, 2H] W_h{r,z} [2H, H]
         gemm_rm(bh_, g_, false, false, B, H, 2 * H, 1.0, p.dG, GH, Whh_, H, 1.0, p.dh_prev, tS, H);
       } else {
-        rnn_bwd_kernel<T, S><<<grid_h, kBlock, 0, st_>>>(p);
+        launch_step_ex(rnn_bwd_kernel<T, S>, grid_h, kBlock, 0, st_, pw, p);
         OPENRNN_LAUNCH_CHECK("rnn_bwd_kernel");
         gemm_rm(bh_, g_, false, false, B, H, H, 1.0, p.dG, H, Whh_, H, 1.0, p.dh_prev, tS, H);
       }

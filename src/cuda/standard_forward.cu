@@ -332,8 +332,10 @@ class FwdRun {
         p.gh_ld = GH;
       }
       if (!in_place) p.gh = gh_;
+      // A programmatic dependent of the GEMM just above (pw_enter, standard_kernels.cuh).
+      const StepLaunch pw{k > k0 && (std_pw_pdl(d, c_.s.training) & 1)};
       if (d.lstm) {
-        lstm_fwd_kernel<T, S><<<grid_h, kBlock, 0, st_>>>(p);
+        launch_step_ex(lstm_fwd_kernel<T, S>, grid_h, kBlock, 0, st_, pw, p);
         OPENRNN_LAUNCH_CHECK("lstm_fwd_kernel");
         if (d.proj) {
           // hp [B, P] = htil [B, H] W_hr^T for every row; proj_post makes it the state of active rows and y.
@@ -343,10 +345,10 @@ class FwdRun {
           OPENRNN_LAUNCH_CHECK("proj_post_kernel");
         }
       } else if (d.gru_lbr) {
-        gru_fwd_kernel<T, S><<<grid_h, kBlock, 0, st_>>>(p);
+        launch_step_ex(gru_fwd_kernel<T, S>, grid_h, kBlock, 0, st_, pw, p);
         OPENRNN_LAUNCH_CHECK("gru_fwd_kernel");
       } else {
-        rnn_fwd_kernel<T, S><<<grid_h, kBlock, 0, st_>>>(p);
+        launch_step_ex(rnn_fwd_kernel<T, S>, grid_h, kBlock, 0, st_, pw, p);
         OPENRNN_LAUNCH_CHECK("rnn_fwd_kernel");
       }
     }

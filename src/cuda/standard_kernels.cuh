@@ -141,8 +141,18 @@ __device__ __forceinline__ void lstm_unit(const FwdStep<T, S>& p, int b, int u, 
       [&p, idx] { return p.cin[idx]; });
 }
 
+// The cuBLAS step path's pointwise kernels (the cell after each step's GEMM, forward and backward) start with this.
+// Launched as the GEMM's programmatic dependent (std_pw_pdl, standard_plan.h), a kernel waits here until the
+// GEMM has finished and its writes are visible, before it reads anything; launched plainly, the wait returns at once.
+// The trigger lets a programmatic dependent of this kernel start early (it has its own wait).
+__device__ __forceinline__ void pw_enter() {
+  pdl_wait();
+  pdl_trigger();
+}
+
 template <typename T, typename S>
 __global__ void lstm_fwd_kernel(const FwdStep<T, S> p) {
+  pw_enter();
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= p.B * p.H) return;
   const int b = idx / p.H;
@@ -213,6 +223,7 @@ __device__ __forceinline__ void gru_unit(const FwdStep<T, S>& p, int b, int u, G
 
 template <typename T, typename S>
 __global__ void gru_fwd_kernel(const FwdStep<T, S> p) {
+  pw_enter();
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= p.B * p.H) return;
   const int b = idx / p.H;
@@ -335,6 +346,7 @@ struct CellInputs {
 
 template <typename T, typename S>
 __global__ void rnn_fwd_kernel(const FwdStep<T, S> p) {
+  pw_enter();
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= p.B * p.H) return;
   const int b = idx / p.H;
@@ -429,6 +441,7 @@ __device__ __forceinline__ void lstm_bwd_unit(const BwdStep<T, S>& p, int b, int
 
 template <typename T, typename S>
 __global__ void lstm_bwd_kernel(const BwdStep<T, S> p) {
+  pw_enter();
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= p.B * p.H) return;
   lstm_bwd_unit(p, idx / p.H, idx % p.H, p.dhtil ? S(0) : p.dh_next[idx]);
@@ -463,6 +476,7 @@ __device__ __forceinline__ void gru_bwd_unit(const BwdStep<T, S>& p, int b, int 
 
 template <typename T, typename S>
 __global__ void gru_bwd_kernel(const BwdStep<T, S> p) {
+  pw_enter();
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= p.B * p.H) return;
   gru_bwd_unit(p, idx / p.H, idx % p.H, p.dh_next[idx]);
@@ -521,6 +535,7 @@ __device__ __forceinline__ void rnn_bwd_unit(const BwdStep<T, S>& p, int b, int 
 
 template <typename T, typename S>
 __global__ void rnn_bwd_kernel(const BwdStep<T, S> p) {
+  pw_enter();
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
   if (idx >= p.B * p.H) return;
   rnn_bwd_unit(p, idx / p.H, idx % p.H, p.dh_next[idx]);

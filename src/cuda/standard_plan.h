@@ -132,6 +132,13 @@ inline int env_int(const char* name) {
   int n = 0;
   return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
 }
+// A developer switch holding a two-bit mask (0-3); 3 (both bits) where unset or anything else.
+inline int env_mask3(const char* name) {
+  const char* e = std::getenv(name);
+  int n = 3;
+  return e && std::sscanf(e, "%d", &n) == 1 && n >= 0 && n <= 3 ? n : 3;
+}
+
 // A developer switch that forces a kernel's per-launch shared-memory carveout: its value (a percent, or -1 for none),
 // read once by the caller's static; -2 where unset or not a number.
 inline int env_carveout(const char* name) {
@@ -147,6 +154,30 @@ inline int env_carveout(const char* name) {
 inline bool std_step_pdl() {
   static const bool on = env_switch01("OPENRNN_STD_PDL") != 0;
   return on;
+}
+
+// OPENRNN_STD_PW_PDL (developer switch, read once): "0"-"3" force which pointwise kernels of the cuBLAS step path are
+// programmatic dependents of the cuBLAS GEMM before them (a mask: 1 forward, 2 backward); unset or another value:
+// the rule of std_pw_pdl().
+inline int std_pw_pdl_override() {
+  static const int v = std::getenv("OPENRNN_STD_PW_PDL") ? env_mask3("OPENRNN_STD_PW_PDL") : -1;
+  return v;
+}
+
+// Which pointwise kernels of the cuBLAS step path (after a layer and direction's first step) are launched as
+// programmatic dependents of the step's GEMM (pw_enter, standard_kernels.cuh): bit 1 forward, bit 2 backward. Such a
+// kernel is resident when the GEMM's blocks exit and waits there before it reads anything. Session 63, runs 2-3
+// (H200, T = 100, graph replays, best of two processes per side, against plain launches; docs/performance.md):
+// - forward, float16: GRU inference -5.0% to -6.5% at B = 16-64, H = 1024-2048 (B = 256 -0.1% / -0.3%); LSTM
+//   inference +1.5% to +2.6%; in training the forward's launches cost +1.1% to +2.1% at B = 16-64 (both cells).
+// - backward, float16: -3.0% to -5.3% at B = 16-64, H = 1024-2048, and LSTM B = 256 H = 1024 -3.1%; +2.6% at
+//   B = 256 H = 512 and GRU B = 256 H = 1024 +1.5%. float32 B = 256 H = 512: +0.4% to +1.1% either way.
+// RNN cells and GRU reset-before were not timed; they keep plain launches.
+inline int std_pw_pdl(const StdDims& d, bool training) {
+  const int o = std_pw_pdl_override();
+  if (o >= 0) return o;
+  if (d.split != 2 || !(d.lstm || d.gru_lbr)) return 0;
+  return (d.gru_lbr && !training ? 1 : 0) | (d.H >= 1024 && (d.B <= 64 || d.lstm) ? 2 : 0);
 }
 
 // Slot index of the state entering / leaving step t for direction dir (see above).
