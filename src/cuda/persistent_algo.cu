@@ -677,11 +677,11 @@ class PersistentAlgo final : public CudaAlgo {
 //   128 (inference / training) at H = 64-95, 128 at 96-159 (B = 256 STANDARD 3.5-3.6 / 4.8), 256 from 160.
 // - H = 32-63: 16-bit LSTM / GRU up to B = 128 (1.89-3.96), RNN up to 16 (B = 64 0.91; training to 96: session 63,
 //   runs 1-2, B = 96 1.19, 128 0.85); float32 LSTM / GRU up to 16 (B = 64 0.95-0.99 / 1.10-1.26: training up to 64),
-//   RNN up to 64 (1.32-1.58; training to 144: B = 129 1.11, 192 0.86-0.88, the edge interpolated between them).
+//   RNN up to 64 (1.32-1.58; training to 144: B = 129 1.11-1.12, 192 0.86-0.88, the edge interpolated between).
 // - H = 257-383 (272, 320, 352): 16-bit LSTM / GRU up to B = 128 (1.17-1.47), RNN up to 16 (B = 64 0.86-1.00); float32
 //   up to 64 (1.03-1.20).
 // - H = 513-767 (544, 600, 700): up to B = 16 (1.09-2.25); 16-bit LSTM / GRU up to 64 at H <= 640 (H = 600 B = 64
-//   1.12-1.15, training 1.06; sessions 62-63), above H = 640 inference only B = 1 (H = 700 B = 16 0.97 / 0.93).
+//   1.12-1.15, training 1.05-1.06; H = 544 / 640 within 4% either way), above H = 640 inference only B = 1.
 // - Two directions or two layers (not both) at H = 128-255 (timed at 128 and 192): 16-bit LSTM / GRU up to B = 128
 //   (1.33-3.09); 16-bit RNN up to 16 at H < 192 with two directions (B = 64 0.87 / 0.91), else 64 (two layers at
 //   H >= 192: 128); float32 LSTM / GRU up to 16 (B = 64 0.91-1.31), RNN up to 64 (1.07-1.43).
