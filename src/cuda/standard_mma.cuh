@@ -54,7 +54,7 @@ inline int mma_override() {
 // another value: both (3). The Hopper step (standard_wgmma.cuh) keeps its walk from k = 0: the same start measured
 // 1-4% slower there (docs/performance.md, session 59, run 6; dev/lab/std_hopper_kwalk_rot.diff).
 inline int mma_rot_mask() {
-  static const int v = env_mask3("OPENRNN_STD_MMA_ROT");
+  static const int v = env_mask("OPENRNN_STD_MMA_ROT", 3);
   return v;
 }
 

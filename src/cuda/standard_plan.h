@@ -132,11 +132,11 @@ inline int env_int(const char* name) {
   int n = 0;
   return e && std::sscanf(e, "%d", &n) == 1 ? n : 0;
 }
-// A developer switch holding a two-bit mask (0-3); 3 (both bits) where unset or anything else.
-inline int env_mask3(const char* name) {
+// A developer switch holding a two-bit mask (0-3); `fallback` where unset or anything else.
+inline int env_mask(const char* name, int fallback) {
   const char* e = std::getenv(name);
-  int n = 3;
-  return e && std::sscanf(e, "%d", &n) == 1 && n >= 0 && n <= 3 ? n : 3;
+  int n = fallback;
+  return e && std::sscanf(e, "%d", &n) == 1 && n >= 0 && n <= 3 ? n : fallback;
 }
 
 // A developer switch that forces a kernel's per-launch shared-memory carveout: its value (a percent, or -1 for none),
@@ -160,7 +160,7 @@ inline bool std_step_pdl() {
 // programmatic dependents of the cuBLAS GEMM before them (a mask: 1 forward, 2 backward); unset or another value:
 // the rule of std_pw_pdl().
 inline int std_pw_pdl_override() {
-  static const int v = std::getenv("OPENRNN_STD_PW_PDL") ? env_mask3("OPENRNN_STD_PW_PDL") : -1;
+  static const int v = env_mask("OPENRNN_STD_PW_PDL", -1);
   return v;
 }
 
