@@ -8,6 +8,8 @@
 // padding rows without masking.
 #pragma once
 
+#include <type_traits>
+
 #include "cell_math.h"
 #include "cuda_common.cuh"
 
@@ -141,32 +143,18 @@ __device__ __forceinline__ void lstm_unit(const FwdStep<T, S>& p, int b, int u, 
       [&p, idx] { return p.cin[idx]; });
 }
 
-// The cuBLAS step path's pointwise kernels (the cell after each step's GEMM, forward and backward) start with this.
-// Launched as the GEMM's programmatic dependent (std_pw_pdl, standard_plan.h), a kernel waits here until the
-// GEMM has finished and its writes are visible, before it reads anything; launched plainly, the wait returns at once.
-// The trigger lets a programmatic dependent of this kernel start early (it has its own wait).
+// The cuBLAS step path's pointwise kernels (the cell after each step's GEMM, forward and backward) pass this before
+// they read what that GEMM writes (the forward's product gh, or gx where the product was accumulated into it; the
+// backward's dh_next or dhtil). Launched as the GEMM's programmatic dependent (std_pw_pdl, standard_plan.h), a kernel
+// waits here until the GEMM has finished and its writes are visible; launched plainly, the wait returns at once.
+// Everything else a kernel reads (gx, the previous c / h, the saved activations, dy, dc_next) was written before the
+// GEMM started (a plain launch: it began after every earlier kernel on the stream had completed, and the wavefront's
+// cross-lane waits and the chunked input GEMMs sit before it), so the float32 kernels load those inputs first, to have
+// them in flight while they wait (CellInputs, *BwdIn below). Nothing is written before the wait. The trigger lets a
+// programmatic dependent of this kernel start early (it has its own wait).
 __device__ __forceinline__ void pw_enter() {
   pdl_wait();
   pdl_trigger();
-}
-
-template <typename T, typename S>
-__global__ void lstm_fwd_kernel(const FwdStep<T, S> p) {
-  pw_enter();
-  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx >= p.B * p.H) return;
-  const int b = idx / p.H;
-  if (!p.gh) {  // the recurrent product was accumulated into gx (FwdStep::gh)
-    lstm_unit(p, b, idx % p.H, [](int) { return S(0); });
-    return;
-  }
-  const S* gh = p.gh + (long long)b * p.gh_ld;
-  if (p.gh_lo) {
-    const int lo = p.gh_lo;
-    lstm_unit(p, b, idx % p.H, [gh, lo](int j) { return gh[j] + gh[j + lo]; });
-  } else {
-    lstm_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
-  }
 }
 
 // After the projection GEMM wrote hp = htil W_hr^T [B, P] (arithmetic type): active rows become the new state and y,
@@ -221,24 +209,6 @@ __device__ __forceinline__ void gru_unit(const FwdStep<T, S>& p, int b, int u, G
       [&p, b, u] { return p.h_prev(b, u); });
 }
 
-template <typename T, typename S>
-__global__ void gru_fwd_kernel(const FwdStep<T, S> p) {
-  pw_enter();
-  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx >= p.B * p.H) return;
-  const int b = idx / p.H;
-  if (!p.gh) {  // the recurrent product was accumulated into gx (FwdStep::gh)
-    gru_unit(p, b, idx % p.H, [](int) { return S(0); });
-    return;
-  }
-  const S* gh = p.gh + (long long)b * p.gh_ld;
-  if (p.gh_lo) {
-    const int lo = p.gh_lo;
-    gru_unit(p, b, idx % p.H, [gh, lo](int j) { return gh[j] + gh[j + lo]; });
-  } else {
-    gru_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
-  }
-}
 
 // GRU reset-before, first half: r, z from the [B, 2H] recurrent part; writes r*h for the W_hn GEMM. acts required.
 template <typename T, typename S>
@@ -344,24 +314,6 @@ struct CellInputs {
   }
 };
 
-template <typename T, typename S>
-__global__ void rnn_fwd_kernel(const FwdStep<T, S> p) {
-  pw_enter();
-  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx >= p.B * p.H) return;
-  const int b = idx / p.H;
-  if (!p.gh) {  // the recurrent product was accumulated into gx (FwdStep::gh)
-    rnn_unit(p, b, idx % p.H, [](int) { return S(0); });
-    return;
-  }
-  const S* gh = p.gh + (long long)b * p.gh_ld;
-  if (p.gh_lo) {
-    const int lo = p.gh_lo;
-    rnn_unit(p, b, idx % p.H, [gh, lo](int j) { return gh[j] + gh[j + lo]; });
-  } else {
-    rnn_unit(p, b, idx % p.H, [gh](int j) { return gh[j]; });
-  }
-}
 
 // ---- backward ------------------------------------------------------------------------------------------------------
 // dh_next: gradient w.r.t. the state after step t (from steps processed later in the forward), without y's part.
@@ -412,25 +364,48 @@ __global__ void proj_dh_kernel(const BwdStep<T, S> p) {
   }
 }
 
-// Backward of one unit (b, u); dhn: gradient w.r.t. this unit's state after the step, without y's part (unused
-// with a projection, where dhtil already holds everything). Shared with the fused kernel (standard_fused.cuh).
+// The inputs of one unit's backward that no step GEMM writes (see pw_enter): LSTM's saved activations, c after and
+// before the step and dc_next; dy where there is no projection. Inactive sequences read dc_next only.
+template <typename S>
+struct LstmBwdIn {
+  S i, f, g, o, c, cprev, dcn, dy;
+};
 template <typename T, typename S>
-__device__ __forceinline__ void lstm_bwd_unit(const BwdStep<T, S>& p, int b, int u, S dhn) {
+__device__ __forceinline__ LstmBwdIn<S> lstm_bwd_load(const BwdStep<T, S>& p, int b, int u) {
+  const int H = p.H;
+  const long long idx = (long long)b * H + u;
+  LstmBwdIn<S> v{};
+  v.dcn = p.dc_next[idx];
+  if (!p.active(b)) return v;
+  const S* ap = p.acts + (long long)b * 4 * H + u;
+  v.i = ap[0];
+  v.f = ap[H];
+  v.g = ap[2 * H];
+  v.o = ap[3 * H];
+  v.c = p.cout[idx];
+  v.cprev = p.cin[idx];
+  v.dy = p.dhtil ? S(0) : p.dy_at(b, u);
+  return v;
+}
+
+// Backward of one unit (b, u) on its loaded inputs v; dhn: gradient w.r.t. this unit's state after the step, without
+// y's part (unused with a projection, where dhtil already holds everything).
+template <typename T, typename S>
+__device__ __forceinline__ void lstm_bwd_unit_in(const BwdStep<T, S>& p, int b, int u, S dhn, const LstmBwdIn<S>& v) {
   const int H = p.H, GH = 4 * H;
   const long long idx = (long long)b * H + u;
   const bool proj = p.dhtil != nullptr;
   T* dg = p.dG + (long long)b * GH + u;
   if (!p.active(b)) {
-    p.dc_prev[idx] = p.dc_next[idx];
+    p.dc_prev[idx] = v.dcn;
     if (!proj) p.dh_prev[idx] = dhn;
     for (int k = 0; k < 4; ++k) st(dg + k * H, S(0));
     return;
   }
-  const S dh = proj ? p.dhtil[idx] : dhn + p.dy_at(b, u);
-  const S* ap = p.acts + (long long)b * GH + u;
-  const cell::LstmAct<S> a{ap[0], ap[H], ap[2 * H], ap[3 * H]};
+  const S dh = proj ? p.dhtil[idx] : dhn + v.dy;
+  const cell::LstmAct<S> a{v.i, v.f, v.g, v.o};
   S di, df, dg_, d_o, dcp;
-  cell::lstm_backward(a, p.cout[idx], p.cin[idx], p.clip, dh, p.dc_next[idx], di, df, dg_, d_o, dcp);
+  cell::lstm_backward(a, v.c, v.cprev, p.clip, dh, v.dcn, di, df, dg_, d_o, dcp);
   st(dg, di);
   st(dg + H, df);
   st(dg + 2 * H, dg_);
@@ -439,16 +414,46 @@ __device__ __forceinline__ void lstm_bwd_unit(const BwdStep<T, S>& p, int b, int
   if (!proj) p.dh_prev[idx] = S(0);
 }
 
+// The same, loading its inputs itself. Shared with the fused kernel (standard_fused.cuh).
 template <typename T, typename S>
-__global__ void lstm_bwd_kernel(const BwdStep<T, S> p) {
-  pw_enter();
-  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx >= p.B * p.H) return;
-  lstm_bwd_unit(p, idx / p.H, idx % p.H, p.dhtil ? S(0) : p.dh_next[idx]);
+__device__ __forceinline__ void lstm_bwd_unit(const BwdStep<T, S>& p, int b, int u, S dhn) {
+  lstm_bwd_unit_in(p, b, u, dhn, lstm_bwd_load(p, b, u));
 }
 
 template <typename T, typename S>
-__device__ __forceinline__ void gru_bwd_unit(const BwdStep<T, S>& p, int b, int u, S dhn) {
+__global__ void lstm_bwd_kernel(const BwdStep<T, S> p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  const bool valid = idx < p.B * p.H;
+  const int b = idx / p.H, u = idx % p.H;
+  LstmBwdIn<S> v{};
+  if (valid) v = lstm_bwd_load(p, b, u);
+  pw_enter();
+  if (!valid) return;
+  lstm_bwd_unit_in(p, b, u, p.dhtil ? S(0) : p.dh_next[idx], v);
+}
+
+// GRU linear-before-reset's backward inputs (as LstmBwdIn): r, z, n, W_hn h + b_hn, h before the step, dy.
+template <typename S>
+struct GruBwdIn {
+  S r, z, n, hn, hprev, dy;
+};
+template <typename T, typename S>
+__device__ __forceinline__ GruBwdIn<S> gru_bwd_load(const BwdStep<T, S>& p, int b, int u) {
+  const int H = p.H;
+  GruBwdIn<S> v{};
+  if (!p.active(b)) return v;
+  const S* ap = p.acts + (long long)b * 3 * H + u;
+  v.r = ap[0];
+  v.z = ap[H];
+  v.n = ap[2 * H];
+  v.hn = p.hn[(long long)b * H + u];
+  v.hprev = p.h_prev(b, u);
+  v.dy = p.dy_at(b, u);
+  return v;
+}
+
+template <typename T, typename S>
+__device__ __forceinline__ void gru_bwd_unit_in(const BwdStep<T, S>& p, int b, int u, S dhn, const GruBwdIn<S>& v) {
   const int H = p.H, GH = 3 * H;
   const long long idx = (long long)b * H + u;
   T* dgx = p.dG + (long long)b * GH + u;
@@ -461,10 +466,9 @@ __device__ __forceinline__ void gru_bwd_unit(const BwdStep<T, S>& p, int b, int 
     }
     return;
   }
-  const S dh = dhn + p.dy_at(b, u);
-  const S* ap = p.acts + (long long)b * GH + u;
+  const S dh = dhn + v.dy;
   S dxr, dxz, dxn, dhn_, direct;
-  cell::gru_backward(ap[0], ap[H], ap[2 * H], p.hn[idx], p.h_prev(b, u), dh, dxr, dxz, dxn, dhn_, direct);
+  cell::gru_backward(v.r, v.z, v.n, v.hn, v.hprev, dh, dxr, dxz, dxn, dhn_, direct);
   st(dgx, dxr);
   st(dgx + H, dxz);
   st(dgx + 2 * H, dxn);
@@ -475,11 +479,20 @@ __device__ __forceinline__ void gru_bwd_unit(const BwdStep<T, S>& p, int b, int 
 }
 
 template <typename T, typename S>
+__device__ __forceinline__ void gru_bwd_unit(const BwdStep<T, S>& p, int b, int u, S dhn) {
+  gru_bwd_unit_in(p, b, u, dhn, gru_bwd_load(p, b, u));
+}
+
+template <typename T, typename S>
 __global__ void gru_bwd_kernel(const BwdStep<T, S> p) {
-  pw_enter();
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx >= p.B * p.H) return;
-  gru_bwd_unit(p, idx / p.H, idx % p.H, p.dh_next[idx]);
+  const bool valid = idx < p.B * p.H;
+  const int b = idx / p.H, u = idx % p.H;
+  GruBwdIn<S> v{};
+  if (valid) v = gru_bwd_load(p, b, u);
+  pw_enter();
+  if (!valid) return;
+  gru_bwd_unit_in(p, b, u, p.dh_next[idx], v);
 }
 
 // GRU reset-before, first half: z and n gradients, the direct part z*dh. The r gradient needs W_hn^T dpre_n.
@@ -560,6 +573,59 @@ __device__ __forceinline__ void cell_bwd_unit(const BwdStep<T, S>& p, int b, int
     gru_bwd_unit(p, b, u, dhn);
   else
     rnn_bwd_unit(p, b, u, dhn);
+}
+
+// The cuBLAS step path's forward pointwise kernels (cell_unit's cells; the projection's LSTM writes htil, proj_post
+// the rest). For S = float with a separate product (gh), the inputs this step's GEMM does not write (CellInputs: gx
+// and the previous c or h) are loaded before pw_enter()'s wait, so that they are in flight while a programmatic
+// dependent waits for the GEMM; the cell then runs on the same values as cell_unit would read. Otherwise (float64, or
+// the reduced-state math's product accumulated into gx, FwdStep::gh null) everything is read after the wait.
+template <int CELL, typename T, typename S>
+__device__ __forceinline__ void fwd_pointwise(const FwdStep<T, S>& p) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  const bool valid = idx < p.B * p.H;
+  const int b = idx / p.H, u = idx % p.H;
+  if constexpr (std::is_same<S, float>::value) {
+    if (p.gh) {
+      CellInputs<CELL> in;
+      in.load(p, b, u, valid);
+      pw_enter();
+      if (!valid) return;
+      const S* gh = p.gh + (long long)b * p.gh_ld;
+      const int lo = p.gh_lo;
+      if (lo)
+        in.run(p, b, u, [gh, lo](int j) { return gh[j] + gh[j + lo]; });
+      else
+        in.run(p, b, u, [gh](int j) { return gh[j]; });
+      return;
+    }
+  }
+  pw_enter();
+  if (!valid) return;
+  if (!p.gh) {  // the recurrent product was accumulated into gx (FwdStep::gh)
+    cell_unit<CELL>(p, b, u, [](int) { return S(0); });
+    return;
+  }
+  const S* gh = p.gh + (long long)b * p.gh_ld;
+  if (p.gh_lo) {
+    const int lo = p.gh_lo;
+    cell_unit<CELL>(p, b, u, [gh, lo](int j) { return gh[j] + gh[j + lo]; });
+  } else {
+    cell_unit<CELL>(p, b, u, [gh](int j) { return gh[j]; });
+  }
+}
+
+template <typename T, typename S>
+__global__ void lstm_fwd_kernel(const FwdStep<T, S> p) {
+  fwd_pointwise<0>(p);
+}
+template <typename T, typename S>
+__global__ void gru_fwd_kernel(const FwdStep<T, S> p) {
+  fwd_pointwise<1>(p);
+}
+template <typename T, typename S>
+__global__ void rnn_fwd_kernel(const FwdStep<T, S> p) {
+  fwd_pointwise<2>(p);
 }
 
 }  // namespace cuda
