@@ -166,14 +166,16 @@ inline int std_pw_pdl_override() {
 
 // Which pointwise kernels of the cuBLAS step path (after a layer and direction's first step) are launched as
 // programmatic dependents of the step's GEMM (pw_enter, standard_kernels.cuh): bit 1 forward, bit 2 backward. Such a
-// kernel is resident when the GEMM's blocks exit and waits there before it reads anything. Session 63, runs 2-3
-// (H200, T = 100, graph replays, best of two processes per side, against plain launches; docs/performance.md):
+// kernel is resident when the GEMM's blocks exit and waits there before it reads what the GEMM wrote. Session 63, runs
+// 2-3 (H200, T = 100, graph replays, best of two processes per side, against plain launches; docs/performance.md):
 // - forward, float16: GRU inference -5.0% to -6.5% at B = 16 H = 2048 and B = 64 H = 1024-2048 (B = 256 -0.1% /
 //   -0.3%); LSTM inference +1.5% to +2.3%; in training the forward's launches cost +1.1% to +2.1% at B = 16-64.
 // - backward, float16: -3.0% to -5.3% at B = 16 H = 2048 and B = 64 H = 1024-2048, LSTM B = 256 H = 1024 -3.1%;
 //   +2.6% at B = 256 H = 512, GRU B = 256 H = 1024 +1.5%.
 // - float32 B = 256 H = 512: training +0.4% to +1.5%, GRU inference -1.5%.
 // RNN cells and GRU reset-before were not timed; they keep plain launches.
+// Session 64 (run 3, float16, two processes per side) re-timed the mask with the kernels' other inputs loaded before
+// the wait: every launch programmatic (3) against the rule, LSTM inference +1.4% to +2.4%, GRU training +1.5% to +2.2%.
 inline int std_pw_pdl(const StdDims& d, bool training) {
   const int o = std_pw_pdl_override();
   if (o >= 0) return o;
