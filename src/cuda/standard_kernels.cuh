@@ -149,9 +149,10 @@ __device__ __forceinline__ void lstm_unit(const FwdStep<T, S>& p, int b, int u, 
 // waits here until the GEMM has finished and its writes are visible; launched plainly, the wait returns at once.
 // Everything else a kernel reads (gx, the previous c / h, the saved activations, dy, dc_next) was written before the
 // GEMM started (a plain launch: it began after every earlier kernel on the stream had completed, and the wavefront's
-// cross-lane waits and the chunked input GEMMs sit before it), so the float32 kernels load those inputs first, to have
-// them in flight while they wait (CellInputs, *BwdIn below). Nothing is written before the wait. The trigger lets a
-// programmatic dependent of this kernel start early (it has its own wait).
+// cross-lane waits and the chunked input GEMMs sit before it), so the kernels load those inputs first, to have them in
+// flight while they wait (forward: CellInputs where the arithmetic is float32, fwd_pointwise; LSTM and GRU backward:
+// LstmBwdIn / GruBwdIn). Nothing is written before the wait. The trigger lets a programmatic dependent of this kernel
+// start early (it has its own wait).
 __device__ __forceinline__ void pw_enter() {
   pdl_wait();
   pdl_trigger();
@@ -208,7 +209,6 @@ __device__ __forceinline__ void gru_unit(const FwdStep<T, S>& p, int b, int u, G
       p, b, u, gh, [&p, b, u](int k) { return p.gx[p.gx_rows.row(p.t, b) * 3 * p.H + k * p.H + u]; },
       [&p, b, u] { return p.h_prev(b, u); });
 }
-
 
 // GRU reset-before, first half: r, z from the [B, 2H] recurrent part; writes r*h for the W_hn GEMM. acts required.
 template <typename T, typename S>
@@ -313,7 +313,6 @@ struct CellInputs {
       rnn_unit_in(p, b, u, gh, gx);
   }
 };
-
 
 // ---- backward ------------------------------------------------------------------------------------------------------
 // dh_next: gradient w.r.t. the state after step t (from steps processed later in the forward), without y's part.
