@@ -156,6 +156,17 @@ __device__ __forceinline__ void pdl_trigger() {
 #endif
 }
 
+// Brings the 128-byte line holding p into L2 without waiting for it (prefetch.global.L2; no register is written, no
+// fault is raised). mode 1: normal eviction priority, 2: evict_last (kept ahead of normal lines when L2 evicts).
+__device__ __forceinline__ void prefetch_l2(const void* p, int mode) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if (mode == 2)
+    asm volatile("prefetch.global.L2::evict_last [%0];\n" ::"l"(p));
+  else
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
+#endif
+}
+
 // How a step kernel is launched beyond grid, block and shared memory: as a programmatic dependent of the previous
 // kernel on the stream (pdl: the kernel must call pdl_wait() before it touches anything that kernel, or any earlier
 // work, writes); in thread-block clusters of `cluster` blocks along x (> 1: grid.x a multiple of it); with a

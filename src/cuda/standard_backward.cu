@@ -127,6 +127,16 @@ class BwdRun {
       p.dh_prev = dh_[1 - cur_];
       p.dG = dG_ + t * gB_;
       p.dGh = dGh_ ? dGh_ + t * gB_ : nullptr;
+      // The next step's inputs, for the pointwise kernels' prefetch (bwd_prefetch_next; within [k0, k1), as dy of an
+      // inner layer is written chunk by chunk).
+      p.t_next = k + 1 < k1 ? (dir_ == 0 ? t - 1 : t + 1) : -1;
+      p.pf = std_prefetch(d, true);
+      if (p.t_next >= 0) {
+        p.acts_next = acts_ + p.t_next * gB_;
+        p.cin_next = d.lstm ? cs_ + slot_in(p.t_next, dir_, slots) * cB_ : nullptr;
+        p.hn_next = hn_ ? hn_ + p.t_next * cB_ : nullptr;
+        p.hin_next = d.gru_lbr ? hs_ + slot_in(p.t_next, dir_, slots) * hsB_ : nullptr;
+      }
       if constexpr (!std::is_same<T, double>::value) {
         if (fused_) {
           // dh[cur] holds the carried part; the kernel adds dG(previous step) W_hh itself.

@@ -260,6 +260,8 @@ class FwdRun {
     for (int k = k0; k < k1; ++k) {
       const int t = dir_ == 0 ? k : T_ - 1 - k;
       p.t = t;
+      p.t_next = k + 1 < k1 ? (dir_ == 0 ? t + 1 : t - 1) : -1;  // gx holds the steps [k0, k1) only (a chunk)
+      p.pf = std_prefetch(d, false);
       p.hin = hs_ + slot_in(t, dir_, slots) * hsB_;
       p.hout = hs_ + slot_out(t, dir_, slots) * hsB_;
       if (d.lstm) {

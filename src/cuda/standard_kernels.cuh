@@ -56,6 +56,8 @@ struct FwdStep {
   const int32_t* lens;  // [B] or null (every sequence has length T)
   const S* gx;          // input part W_ih x of every step, rows gx_rows(t, b), width G*H
   RowMap gx_rows;
+  int t_next;  // the step after t in this launch sequence, whose gx rows gx holds (-1: none; the cuBLAS step path)
+  int pf;      // fwd_pointwise prefetches step t_next's gx rows into L2: 0 no, else prefetch_l2's mode (std_prefetch)
   const S* gh;  // recurrent part of this step [B, gh_ld] (GRU reset-before part 2: W_hn (r*h), [B, H]); null:
                 // LSTM / RNN with the product accumulated into gx in place (reduced-state math, standard_forward.cu)
   int gh_ld;
@@ -301,6 +303,15 @@ struct CellInputs {
     else
       prev = 0.f;
   }
+  // Step p.t_next's gx of (b, u) into L2 (p.pf): the next pointwise kernel then finds it there instead of in DRAM,
+  // where the input GEMM left it long before (T * B * G * H floats). Padding rows are prefetched too (their gx exists).
+  template <typename T>
+  __device__ __forceinline__ void prefetch_next(const FwdStep<T, float>& p, int b, int u) const {
+    if (!p.pf || p.t_next < 0) return;
+    const float* gr = p.gx + p.gx_rows.row(p.t_next, b) * (G * p.H) + u;
+#pragma unroll
+    for (int g = 0; g < G; ++g) prefetch_l2(gr + g * p.H, p.pf);
+  }
   // The cell of (b, u) on these inputs; gh(j): the recurrent product of gate row j = g*H + u.
   template <typename T, typename GhFn>
   __device__ __forceinline__ void run(const FwdStep<T, float>& p, int b, int u, GhFn gh) const {
@@ -339,6 +350,14 @@ struct BwdStep {
   T* dG;           // [B, G*H] gradient w.r.t. the pre-activations (input side)
   T* dGh;          // GRU linear-before-reset: recurrent side (n part = r * dxn)
   const S* d_rh;   // GRU reset-before: W_hn^T dpre_n [B, H]
+  // The step after t in this launch sequence (-1: none) and its inputs, which LSTM / GRU linear-before-reset kernels
+  // prefetch into L2 (pf: prefetch_l2's mode, 0 none; bwd_prefetch_next): acts, c before it, GRU's W_hn h + b_hn and
+  // h before it (null where the cell has none).
+  int t_next, pf;
+  const S* acts_next;
+  const S* cin_next;
+  const S* hn_next;
+  const T* hin_next;
   S clip;
   bool relu;
 
@@ -387,6 +406,27 @@ __device__ __forceinline__ LstmBwdIn<S> lstm_bwd_load(const BwdStep<T, S>& p, in
   return v;
 }
 
+// Step p.t_next's inputs of (b, u) that the forward wrote long before (DRAM at large T * B) into L2, so that the next
+// pointwise kernel finds them there: G activations, c (LSTM) or W_hn h + b_hn and h's rows (GRU) before that step,
+// and dy where it is read (not with a projection: dhtil holds it). Padding rows too (harmless: the addresses exist).
+template <int G, typename T, typename S>
+__device__ __forceinline__ void bwd_prefetch_next(const BwdStep<T, S>& p, int b, int u) {
+  if (!p.pf || p.t_next < 0) return;
+  const int H = p.H;
+  const long long idx = (long long)b * H + u;
+  const S* ap = p.acts_next + (long long)b * G * H + u;
+#pragma unroll
+  for (int g = 0; g < G; ++g) prefetch_l2(ap + g * H, p.pf);
+  if (p.cin_next) prefetch_l2(p.cin_next + idx, p.pf);
+  if (p.hn_next) prefetch_l2(p.hn_next + idx, p.pf);
+  if (p.hin_next) {
+    const T* hp = p.hin_next + (long long)b * p.Hout * Split<T>::value + u;
+    prefetch_l2(hp, p.pf);
+    if (Split<T>::value == 2) prefetch_l2(hp + p.Hout, p.pf);
+  }
+  if (!p.dhtil) prefetch_l2(p.dy + p.dy_rows.row(p.t_next, b) * p.dy_width + p.dy_col + u, p.pf);
+}
+
 // Backward of one unit (b, u) on its loaded inputs v; dhn: gradient w.r.t. this unit's state after the step, without
 // y's part (unused with a projection, where dhtil already holds everything).
 template <typename T, typename S>
@@ -425,7 +465,10 @@ __global__ void lstm_bwd_kernel(const BwdStep<T, S> p) {
   const bool valid = idx < p.B * p.H;
   const int b = idx / p.H, u = idx % p.H;
   LstmBwdIn<S> v{};
-  if (valid) v = lstm_bwd_load(p, b, u);
+  if (valid) {
+    v = lstm_bwd_load(p, b, u);
+    bwd_prefetch_next<4>(p, b, u);
+  }
   pw_enter();
   if (!valid) return;
   lstm_bwd_unit_in(p, b, u, p.dhtil ? S(0) : p.dh_next[idx], v);
@@ -488,7 +531,10 @@ __global__ void gru_bwd_kernel(const BwdStep<T, S> p) {
   const bool valid = idx < p.B * p.H;
   const int b = idx / p.H, u = idx % p.H;
   GruBwdIn<S> v{};
-  if (valid) v = gru_bwd_load(p, b, u);
+  if (valid) {
+    v = gru_bwd_load(p, b, u);
+    bwd_prefetch_next<3>(p, b, u);
+  }
   pw_enter();
   if (!valid) return;
   gru_bwd_unit_in(p, b, u, p.dh_next[idx], v);
@@ -577,8 +623,9 @@ __device__ __forceinline__ void cell_bwd_unit(const BwdStep<T, S>& p, int b, int
 // The cuBLAS step path's forward pointwise kernels (cell_unit's cells; the projection's LSTM writes htil, proj_post
 // the rest). For S = float with a separate product (gh), the inputs this step's GEMM does not write (CellInputs: gx
 // and the previous c or h) are loaded before pw_enter()'s wait, so that they are in flight while a programmatic
-// dependent waits for the GEMM; the cell then runs on the same values as cell_unit would read. Otherwise (float64, or
-// the reduced-state math's product accumulated into gx, FwdStep::gh null) everything is read after the wait.
+// dependent waits for the GEMM; the cell then runs on the same values as cell_unit would read. They also prefetch the
+// next step's gx into L2 (CellInputs::prefetch_next). Otherwise (float64, or the reduced-state math's product
+// accumulated into gx, FwdStep::gh null) everything is read after the wait.
 template <int CELL, typename T, typename S>
 __device__ __forceinline__ void fwd_pointwise(const FwdStep<T, S>& p) {
   const int idx = blockIdx.x * blockDim.x + threadIdx.x;
@@ -588,6 +635,7 @@ __device__ __forceinline__ void fwd_pointwise(const FwdStep<T, S>& p) {
     if (p.gh) {
       CellInputs<CELL> in;
       in.load(p, b, u, valid);
+      if (valid) in.prefetch_next(p, b, u);
       pw_enter();
       if (!valid) return;
       const S* gh = p.gh + (long long)b * p.gh_ld;

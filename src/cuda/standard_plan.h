@@ -183,6 +183,23 @@ inline int std_pw_pdl(const StdDims& d, bool training) {
   return (d.gru_lbr && !training ? 1 : 0) | (d.H >= 1024 && (d.B <= 64 || d.lstm) ? 2 : 0);
 }
 
+// How the cuBLAS step path's pointwise kernels prefetch the next step's inputs into L2 (FwdStep::pf, BwdStep::pf;
+// prefetch_l2's mode: 0 none, 1 normal priority, 2 evict_last): the forward's gx, the backward's saved activations,
+// states and dy. OPENRNN_STD_FWD_PREFETCH / OPENRNN_STD_BWD_PREFETCH (developer switches, read once) "0"-"2" force
+// it; unset or another value: the rule. Session 65, run 1 (H200, float16, LSTM / GRU, B = 16-256, H = 1024 / 2048,
+// best of two processes per variant, both directions' switches alike; docs/performance.md):
+// - normal prefetch: -0.5% to -1.3% where a step's gx is at most 1 MB (B * G * H <= 262144 floats: B = 16 at H =
+//   1024-2048, B = 64 at H = 1024; the B = 16 H = 1024 rows, on step kernels, moved 0.0% to -0.8%); +0.5% to +2.1%
+//   at B = 64 H = 2048 and up to +6.3% at B = 256 H = 2048 (B = 256 H = 1024 -0.4% to +0.9%).
+// - evict_last: no better anywhere, +2.5% to +7.7% at LSTM H = 2048 B = 16-64.
+// - float32 (B = 64 / 256, H = 512 / 1024, normal): -0.8% to +0.9%; not taken.
+inline int std_prefetch(const StdDims& d, bool backward) {
+  static const int f = env_mask("OPENRNN_STD_FWD_PREFETCH", -1), b = env_mask("OPENRNN_STD_BWD_PREFETCH", -1);
+  const int o = backward ? b : f;
+  if (o >= 0 && o <= 2) return o;
+  return d.split == 2 && static_cast<long long>(d.B) * d.GH <= 262144 ? 1 : 0;
+}
+
 // Slot index of the state entering / leaving step t for direction dir (see above).
 inline int slot_in(int t, int dir, int slots) { return (dir == 0 ? t : t + 1) % slots; }
 inline int slot_out(int t, int dir, int slots) { return (dir == 0 ? t + 1 : t) % slots; }
