@@ -267,7 +267,7 @@ TEST(CudaStream, AutoPaddedRule) {
       {gru, 48, 129, false, bf16, false},
       {rtanh, 32, 16, false, f16, true},
       {rrelu, 48, 64, false, f32, true},
-      {rrelu, 48, 178, false, f32, false},
+      {rrelu, 48, 181, false, f32, false},
       // H = 257-383 and 384-511.
       {lstm, 300, 128, false, f16, true},
       {gru, 300, 129, false, f16, false},
@@ -329,7 +329,7 @@ TEST(CudaStream, AutoPaddedRule) {
   };
   expect_auto_choices(shapes);
   // Where the choice depends on the mode (float32): LSTM at H = 32-95 up to B = 16 in inference and 64 / 96 in
-  // training; RNN at H = 64-95 up to 96 / 128, at H = 32-63 up to 64 / 177 (16 bits: 16 / 96); 16-bit LSTM / GRU at
+  // training; RNN at H = 64-95 up to 96 / 128, at H = 32-63 up to 64 / 180 (16 bits: 16 / 96); 16-bit LSTM / GRU at
   // H = 641-767 up to 1 / 16.
   constexpr openrnn_fwd_mode inf = OPENRNN_FWD_INFERENCE, train = OPENRNN_FWD_TRAINING;
   const AutoModeShape by_mode[] = {
@@ -340,8 +340,8 @@ TEST(CudaStream, AutoPaddedRule) {
       {{rtanh, 64, 128, false, f32, true}, train},  {{rtanh, 64, 129, false, f32, false}, train},
       {{rtanh, 32, 17, false, f16, false}, inf},    {{rtanh, 32, 96, false, f16, true}, train},
       {{rtanh, 48, 97, false, f16, false}, train},
-      {{rtanh, 48, 65, false, f32, false}, inf},    {{rtanh, 48, 177, false, f32, true}, train},
-      {{rtanh, 32, 178, false, f32, false}, train},
+      {{rtanh, 48, 65, false, f32, false}, inf},    {{rtanh, 48, 180, false, f32, true}, train},
+      {{rtanh, 32, 181, false, f32, false}, train},
       {{lstm, 700, 1, false, f16, true}, inf},      {{lstm, 700, 2, false, f16, false}, inf},
       {{gru, 700, 16, false, bf16, true}, train},   {{gru, 700, 17, false, f16, false}, train},
   };

@@ -677,7 +677,7 @@ class PersistentAlgo final : public CudaAlgo {
 //   128 (inference / training) at H = 64-95, 128 at 96-159 (B = 256 STANDARD 3.5-3.6 / 4.8), 256 from 160.
 // - H = 32-63: 16-bit LSTM / GRU up to B = 128 (1.89-3.96), RNN up to 16 (B = 64 0.91; training to 96: session 63,
 //   runs 1-2, B = 96 1.19, 128 0.85); float32 LSTM / GRU up to 16 (B = 64 0.95-0.99 / 1.10-1.26: training up to 64),
-//   RNN up to 64 (1.32-1.58; training to 177: session 64, runs 1, 3-4, B = 144-177 1.08-1.13; B = 184 0.85-0.88).
+//   RNN up to 64 (1.32-1.58; training to 180: sessions 64-65, B = 144-180 1.08-1.13; B = 183 0.86-0.89, 184 0.85-0.88).
 // - H = 257-383 (272, 320, 352): 16-bit LSTM / GRU up to B = 128 (1.17-1.47), RNN up to 16 (B = 64 0.86-1.00); float32
 //   up to 64 (1.03-1.20).
 // - H = 513-767 (544, 600, 700): up to B = 16 (1.09-2.25); 16-bit LSTM / GRU up to 64 at H <= 640 (H = 600 B = 64
@@ -708,7 +708,7 @@ static bool padded_preferred(const openrnn_rnn_desc& rnn, int H, int B, bool w16
   }
   if (L != 1 || D != 1) return false;
   if (H >= 32 && H < 64) {
-    if (rnn_cell) return B <= (w16 ? (training ? 96 : 16) : training ? 177 : 64);
+    if (rnn_cell) return B <= (w16 ? (training ? 96 : 16) : training ? 180 : 64);
     return B <= (w16 ? 128 : training ? 64 : 16);
   }
   if (H >= 64 && H < 256) {
