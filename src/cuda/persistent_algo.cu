@@ -677,7 +677,7 @@ class PersistentAlgo final : public CudaAlgo {
 //   128 (inference / training) at H = 64-95, 128 at 96-159 (B = 256 STANDARD 3.5-3.6 / 4.8), 256 from 160.
 // - H = 32-63: 16-bit LSTM / GRU up to B = 128 (1.89-3.96), RNN up to 16 (B = 64 0.91; training to 96: session 63,
 //   runs 1-2, B = 96 1.19, 128 0.85); float32 LSTM / GRU up to 16 (B = 64 0.95-0.99 / 1.10-1.26: training up to 64),
-//   RNN up to 64 (1.32-1.58; training to 180: sessions 64-65, B = 144-180 1.08-1.13; B = 183 0.86-0.89, 184 0.85-0.88).
+//   RNN up to 64 (1.32-1.58; training to 180: sessions 64-65, B = 144-180 1.08-1.13; B = 181-184 0.85-0.89).
 // - H = 257-383 (272, 320, 352): 16-bit LSTM / GRU up to B = 128 (1.17-1.47), RNN up to 16 (B = 64 0.86-1.00); float32
 //   up to 64 (1.03-1.20).
 // - H = 513-767 (544, 600, 700): up to B = 16 (1.09-2.25); 16-bit LSTM / GRU up to 64 at H <= 640 (H = 600 B = 64

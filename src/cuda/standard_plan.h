@@ -189,9 +189,10 @@ inline int std_pw_pdl(const StdDims& d, bool training) {
 // it; unset or another value: the rule. Session 65, run 1 (H200, float16, LSTM / GRU, B = 16-256, H = 1024 / 2048,
 // best of two processes per variant, both directions' switches alike; docs/performance.md):
 // - normal prefetch: -0.5% to -1.3% where a step's gx is at most 1 MB (B * G * H <= 262144 floats: B = 16 at H =
-//   1024-2048, B = 64 at H = 1024; the B = 16 H = 1024 rows, on step kernels, moved 0.0% to -0.8%); +0.5% to +2.1%
-//   at B = 64 H = 2048 and up to +6.3% at B = 256 H = 2048 (B = 256 H = 1024 -0.4% to +0.9%).
-// - evict_last: no better anywhere, +2.5% to +7.7% at LSTM H = 2048 B = 16-64.
+//   1024-2048, B = 64 at H = 1024; the B = 16 H = 1024 rows, on step kernels, moved -0.8% to +0.1%); +0.5% to
+//   +2.1% at B = 64 H = 2048 and up to +6.3% at B = 256 H = 2048 (B = 256 H = 1024 -0.4% to +0.9%).
+// - evict_last against normal: +1.6% to +5.6% at LSTM H = 2048 B = 16-64, within 0.5% at H = 1024, ahead only at
+//   LSTM B = 256 H = 2048 (-1.4% / -3.8%, where processes spread by up to 5.8%).
 // - float32 (B = 64 / 256, H = 512 / 1024, normal): -0.8% to +0.9%; not taken.
 inline int std_prefetch(const StdDims& d, bool backward) {
   static const int f = env_mask("OPENRNN_STD_FWD_PREFETCH", -1), b = env_mask("OPENRNN_STD_BWD_PREFETCH", -1);
