@@ -156,8 +156,9 @@ __device__ __forceinline__ void pdl_trigger() {
 #endif
 }
 
-// Brings the 128-byte line holding p into L2 without waiting for it (prefetch.global.L2; no register is written, no
-// fault is raised). mode 1: normal eviction priority, 2: evict_last (kept ahead of normal lines when L2 evicts).
+// Asks for the 128-byte line holding p to be brought into L2 (prefetch.global.L2, a hint: no register is written and
+// nothing waits for it). Callers pass addresses inside their buffers. mode 1: normal eviction priority, 2: evict_last
+// (kept ahead of normal lines when L2 evicts).
 __device__ __forceinline__ void prefetch_l2(const void* p, int mode) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if (mode == 2)
