@@ -55,7 +55,8 @@
 //   null_copy         cudaMemcpy of 4 KiB host to device (the legacy default stream)
 //   s2_memset         cudaMemsetAsync of 1 MiB on s2, then its synchronisation (a second non-blocking stream)
 //   libsetup          create openrnn's handle, descriptors and buffers now (else at the first action that needs them)
-//   s1_touch          cudaMemsetAsync of 4 KiB on s1, then its synchronisation; s1_big=M the same with M MiB
+//   s1_touch          cudaMemsetAsync of 4 KiB on s1, then its synchronisation; s1_big=M the same with M MiB;
+//                     syncs=N: N times a cudaMemsetAsync of 4 KiB on s1 and its synchronisation
 //   busy=MS           a kernel spinning MS ms on the legacy default stream, not waited for: the next action starts
 //                     while it runs
 //   evl=M             read a buffer of M MiB of its own once with the evict_last policy (its lines then outlast a
@@ -694,6 +695,14 @@ int main(int argc, char** argv) {
       }
     } else if (a == "libsetup") {
       p.lib_setup();
+    } else if (a.rfind("syncs=", 0) == 0) {
+      void* q = nullptr;
+      ck(cudaMalloc(&q, 4096), "cudaMalloc");
+      for (int i = 0, n = std::atoi(a.c_str() + 6); i < n; ++i) {
+        ck(cudaMemsetAsync(q, i & 0xff, 4096, p.s1), "cudaMemsetAsync s1");
+        ck(cudaStreamSynchronize(p.s1), "sync s1");
+      }
+      p.spacers.push_back(q);
     } else if (a == "s1_touch" || a.rfind("s1_big=", 0) == 0) {
       void* q = nullptr;
       const size_t bytes = a == "s1_touch" ? 4096 : size_t(std::atof(a.c_str() + 7) * double(1 << 20));
