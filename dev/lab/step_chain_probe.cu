@@ -367,19 +367,26 @@ struct Probe {
     ck(cudaGetLastError(), "pointwise");
   }
 
-  void capture(const std::string& how) {
+  // What body() enqueues on s1, captured into an instantiated graph named `name`.
+  template <typename F>
+  Variant capture_graph(const std::string& name, F body) {
     Variant v;
-    v.name = how;
+    v.name = name;
     ck(cudaStreamBeginCapture(s1, cudaStreamCaptureModeThreadLocal), "begin capture");
-    for (int t = 0; t < T; ++t) {
-      step_gemm(how);
-      step_pointwise();
-    }
+    body();
     cudaGraph_t g = nullptr;
     ck(cudaStreamEndCapture(s1, &g), "end capture");
     ck(cudaGraphInstantiate(&v.exec, g, 0), "instantiate");
     cudaGraphDestroy(g);
-    vars.push_back(v);
+    return v;
+  }
+  void capture(const std::string& how) {
+    vars.push_back(capture_graph(how, [&] {
+      for (int t = 0; t < T; ++t) {
+        step_gemm(how);
+        step_pointwise();
+      }
+    }));
   }
 
   void do_flush(int i) {
@@ -539,29 +546,16 @@ struct Probe {
       for (int i = 0; i < 2; ++i) lib_infer();
       ck(cudaStreamSynchronize(s1), "sync");
     }
-    Variant v;
-    v.name = "lib" + std::to_string(lib_graphs.size());
-    ck(cudaStreamBeginCapture(s1, cudaStreamCaptureModeThreadLocal), "begin capture");
-    lib_infer();
-    cudaGraph_t g = nullptr;
-    ck(cudaStreamEndCapture(s1, &g), "end capture");
-    ck(cudaGraphInstantiate(&v.exec, g, 0), "instantiate");
-    cudaGraphDestroy(g);
-    lib_graphs.push_back(v);
+    lib_graphs.push_back(capture_graph("lib" + std::to_string(lib_graphs.size()), [&] { lib_infer(); }));
   }
 
+  // body() captured into a graph, launched `launches` times on s1, then destroyed.
   template <typename F>
   void as_graph(F body, int launches) {
-    ck(cudaStreamBeginCapture(s1, cudaStreamCaptureModeThreadLocal), "begin capture");
-    body();
-    cudaGraph_t g = nullptr;
-    ck(cudaStreamEndCapture(s1, &g), "end capture");
-    cudaGraphExec_t e = nullptr;
-    ck(cudaGraphInstantiate(&e, g, 0), "instantiate");
-    for (int i = 0; i < launches; ++i) ck(cudaGraphLaunch(e, s1), "launch");
+    const Variant v = capture_graph("trigger", body);
+    for (int i = 0; i < launches; ++i) ck(cudaGraphLaunch(v.exec, s1), "launch");
     ck(cudaStreamSynchronize(s1), "sync");
-    cudaGraphExecDestroy(e);
-    cudaGraphDestroy(g);
+    cudaGraphExecDestroy(v.exec);
   }
 };
 
