@@ -7,9 +7,11 @@
 // cuDNN or any multi-lane call of the library ("STANDARD's slow state"); the mma.sync and Hopper steps (no clusters)
 // do not. This probe builds that chain with plain cuBLAS / cuBLASLt and kernels of its own, captures each variant
 // into a CUDA graph of T steps, and times the graphs before and after trigger actions in one process. It also
-// captures and times openrnn's own STANDARD inference graph (LSTM float16), whose buffers it fills in several ways:
-// the toggle found in session 68 is `setup=min flush=memset states=1 [nonull=1] lie tl` (without nonull=1 every
-// buffer is filled on the legacy stream and the graph runs ~0.7 µs per step slower).
+// captures and times openrnn's own STANDARD inference graph (LSTM float16), whose buffers it fills in several ways.
+// Found in session 68: once 8 or more kernels (cudaMemset included) have run on the legacy default stream in the
+// process, that graph runs ~0.7 µs per step slower, graphs captured earlier included:
+// `setup=min flush=memset states=1 nonull=1 [nullk=12] lie tl` (without nonull=1 the 12 fills are cudaMemsets on the
+// legacy stream, which is enough).
 //   step_chain_probe [G=4] [H=1024] [B=64] [T=100] ACTION...
 // Variants (one graph each, all on stream s1 with cuBLAS handle h1, 32 MiB of workspace as the library gives):
 //   blas      cublasGemmStridedBatchedEx (count 1), as the library calls it
@@ -51,7 +53,8 @@
 //   lie               as li, after two eager forward(INFERENCE) calls (openrnn-bench's warm-up before its capture)
 //   free              cudaMalloc and cudaFree of 1 MiB
 //   null_memset       cudaMemset of 1 MiB (the legacy default stream)
-//   null_kernel       a one-thread kernel launched on the legacy default stream
+//   null_kernel       a one-thread kernel launched on the legacy default stream; nullk=N: N of them, then a device
+//                     synchronisation
 //   null_copy         cudaMemcpy of 4 KiB host to device (the legacy default stream)
 //   s2_memset         cudaMemsetAsync of 1 MiB on s2, then its synchronisation (a second non-blocking stream)
 //   libsetup          create openrnn's handle, descriptors and buffers now (else at the first action that needs them)
@@ -67,9 +70,10 @@
 // own cuBLAS handles (fork_gemm, fork_gemm_eager, s2_gemm) are refused); states=1 passes hx, cx, hy, cy to
 // openrnn's calls (random-free, 0x2020), as openrnn-bench does; nonull=1 fills the buffers by cudaMemsetAsync on s1
 // (default: cudaMemset, on the legacy stream), but those named by nullbuf=x,y,w,ws,... (x y dy dx w dw ws rs hx cx hy
-// cy); nullsync=1 synchronises the device after each legacy-stream fill; head=U launches a kernel that spins U µs
-// after the flush and before each timed replay, outside the events, so that the host has submitted the graph before
-// it starts.
+// cy); nullsync=1 synchronises the device after each legacy-stream fill; fillhow=copy|kernel fills by host-to-device
+// copies or by a kernel of the probe's instead of memsets (on the stream nonull selects); head=U launches a kernel
+// that spins U µs after the flush and before each timed replay, outside the events, so that the host has submitted
+// the graph before it starts.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
@@ -221,11 +225,29 @@ struct Probe {
   bool no_null_stream = false;  // nonull=1: buffers filled on s1 (as openrnn-bench does), not on the legacy stream
   std::string null_bufs;        // nullbuf=a,b,...: these of openrnn's buffers still filled on the legacy stream
   bool null_sync = false;       // nullsync=1: a cudaDeviceSynchronize after each fill on the legacy stream
+  // fillhow=copy: the fills are host-to-device copies of the fill bytes (copy engine) instead of memsets;
+  // fillhow=kernel: the probe's own kernel writes them (SMs). Either on s1 (nonull=1) or on the legacy stream.
+  std::string fill_how = "memset";
   template <typename X>
   X* dalloc(size_t elems, int fill, const char* name = "") {
     void* p = nullptr;
-    ck(cudaMalloc(&p, elems * sizeof(X) + 16), "cudaMalloc");
+    const size_t bytes = elems * sizeof(X) + 16;
+    ck(cudaMalloc(&p, bytes), "cudaMalloc");
     const bool legacy = *name && ("," + null_bufs + ",").find("," + std::string(name) + ",") != std::string::npos;
+    const cudaStream_t st = no_null_stream && s1 && !legacy ? s1 : cudaStream_t(0);
+    if (fill_how == "copy") {
+      const std::vector<unsigned char> h(bytes, static_cast<unsigned char>(fill));
+      ck(cudaMemcpyAsync(p, h.data(), bytes, cudaMemcpyHostToDevice, st), "fill copy");
+      ck(cudaStreamSynchronize(st), "sync");
+      return static_cast<X*>(p);
+    }
+    if (fill_how == "kernel") {
+      const unsigned v = 0x01010101u * static_cast<unsigned char>(fill);
+      flush_kernel<<<264, 512, 0, st>>>(static_cast<uint4*>(p), bytes / 16, v);
+      ck(cudaGetLastError(), "fill kernel");
+      if (st) ck(cudaStreamSynchronize(st), "sync");
+      return static_cast<X*>(p);
+    }
     if (no_null_stream && s1 && !legacy) {
       ck(cudaMemsetAsync(p, fill, elems * sizeof(X) + 16, s1), "cudaMemsetAsync");
       ck(cudaStreamSynchronize(s1), "sync");
@@ -584,6 +606,8 @@ int main(int argc, char** argv) {
       p.states = true;
     else if (a == "nonull=1")
       p.no_null_stream = true;
+    else if (a.rfind("fillhow=", 0) == 0)
+      p.fill_how = a.substr(8);
     else if (a.rfind("nullbuf=", 0) == 0)
       p.null_bufs = a.substr(8);
     else if (a == "nullsync=1")
@@ -689,6 +713,12 @@ int main(int argc, char** argv) {
       }
     } else if (a == "libsetup") {
       p.lib_setup();
+    } else if (a.rfind("nullk=", 0) == 0) {
+      void* q = nullptr;
+      ck(cudaMalloc(&q, 4096), "cudaMalloc");
+      for (int i = 0, n = std::atoi(a.c_str() + 6); i < n; ++i) flush_kernel<<<1, 1>>>(static_cast<uint4*>(q), 1, 0u);
+      ck(cudaGetLastError(), "nullk");
+      p.spacers.push_back(q);
     } else if (a.rfind("syncs=", 0) == 0) {
       void* q = nullptr;
       ck(cudaMalloc(&q, 4096), "cudaMalloc");
