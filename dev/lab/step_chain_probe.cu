@@ -21,6 +21,11 @@
 //   dumc      a GEMM-sized read of W by a kernel of the probe's own, 128 CTAs x 384 threads, 200 KB of shared memory,
 //             clusters of 2 (each CTA reads its fixed slice of W and of S)
 //   dumn      the same without clusters
+//   blasp     blas, with the pointwise kernel launched as a programmatic dependent of the GEMM (session 69)
+//   dumnp     dumn, with both kernels launched as programmatic dependents of the one before (session 69)
+//   pw / pwp  the pointwise kernel alone, one kernel per step, plain / as a programmatic dependent (session 69)
+//   (the pointwise and dumn kernels start with griddepcontrol.wait, a no-op when not launched programmatically;
+//   few=1 captures only blas, blasp, dumn, dumnp, pw and pwp)
 // Actions:
 //   t                 time every variant: median of 15 replays (2 untimed first), L2 overwritten before each by a
 //                     kernel (or by cudaMemsetAsync with flush=memset, or with flush=deep first by a read of twice
@@ -50,6 +55,9 @@
 //   query             openrnn_query_algo(INFERENCE, STANDARD) on openrnn's problem, as openrnn-bench asks first
 //   wsinf             openrnn's inference calls take a workspace of the inference size (default: the training size)
 //   fetch             copy openrnn's y to the host (as openrnn-bench's check after its first call)
+//   d2h=N[:KIB[:s1|pin]]  N device-to-host copies of KIB KiB (default 4096) into pageable memory by cudaMemcpy
+//                     (legacy stream), or :s1 by cudaMemcpyAsync on s1 + its synchronisation, or :pin into pinned
+//                     memory on s1 (session 69)
 //   lie               as li, after two eager forward(INFERENCE) calls (openrnn-bench's warm-up before its capture)
 //   free              cudaMalloc and cudaFree of 1 MiB
 //   null_memset       cudaMemset of 1 MiB (the legacy default stream)
@@ -57,6 +65,12 @@
 //                     synchronisation
 //   null_copy         cudaMemcpy of 4 KiB host to device (the legacy default stream)
 //   s2_memset         cudaMemsetAsync of 1 MiB on s2, then its synchronisation (a second non-blocking stream)
+//   streamk=KIND:N    N one-thread kernels on KIND = s2, new (a new non-blocking stream), newdestroy (the same,
+//                     destroyed afterwards), newblocking, perthread (the per-thread default stream) or legacy, then
+//                     that stream's synchronisation; streamm=KIND:N the same with N cudaMemsetAsync of 4 KiB
+//   capk=N            a graph captured on s1 that forks to s2, runs N one-thread kernels there and joins; launched
+//                     twice
+//   tl2               as tl, with the replays and their flushes on s2 instead of s1
 //   libsetup          create openrnn's handle, descriptors and buffers now (else at the first action that needs them)
 //   s1_touch          cudaMemsetAsync of 4 KiB on s1, then its synchronisation; s1_big=M the same with M MiB;
 //                     syncs=N: N times a cudaMemsetAsync of 4 KiB on s1 and its synchronisation
@@ -156,6 +170,7 @@ __global__ void flush_kernel(uint4* p, size_t n, unsigned v) {
 // (G = 4; else a tanh of the first gate), h split into hi / lo rows of the next state S [2B, H].
 __global__ void pointwise(const float* __restrict__ P, float* __restrict__ c, __half* __restrict__ S, int B, int H,
                           int G) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");  // a no-op unless launched as a programmatic dependent
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= B * H) return;
   const int b = i / H, u = i % H, GH = G * H;
@@ -180,6 +195,7 @@ __global__ void pointwise(const float* __restrict__ P, float* __restrict__ c, __
 // memory, and writes one float of P per thread (so that the pointwise kernel has a producer).
 __global__ void dummy_read(const uint4* __restrict__ W, size_t per, const uint4* __restrict__ S, size_t ns,
                            float* __restrict__ P) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");  // a no-op unless launched as a programmatic dependent
   extern __shared__ uint4 sm[];
   unsigned acc = 0;
   const uint4* w = W + blockIdx.x * per;
@@ -258,11 +274,12 @@ struct Probe {
     return static_cast<X*>(p);
   }
 
-  bool minimal = false, states = false;
+  bool minimal = false, states = false, few = false;
   int head_us = 0;
   void setup() {
     ck(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), "stream");
     ck(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking), "stream");
+    ts = s1;
     for (cudaEvent_t* e : {&e0, &e1}) ck(cudaEventCreate(e), "event");
     for (cudaEvent_t* e : {&ef, &ej}) ck(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "event");
     if (minimal) {
@@ -339,7 +356,8 @@ struct Probe {
 
   void step_gemm(const std::string& how) {
     const float one = 1.f, zero = 0.f;
-    if (how == "blas") {
+    if (how == "pw" || how == "pwp") return;  // the pointwise kernel alone: one kernel per step
+    if (how == "blas" || how == "blasp") {
       // The library's call (gemm.cu, gemm_rm): cublasGemmStridedBatchedEx with count 1.
       ck(cublasGemmStridedBatchedEx(h1, CUBLAS_OP_T, CUBLAS_OP_N, GH(), M2(), H, &one, W, CUDA_R_16F, H, 0, S,
                                     CUDA_R_16F, H, 0, &zero, P, CUDA_R_32F, GH(), 0, 1, CUBLAS_COMPUTE_32F,
@@ -362,31 +380,48 @@ struct Probe {
       ck(cublasLtMatmul(lt, md, &one, W, la, S, lb, &zero, P, lc, P, lc, &heur[k].algo, ws1, ws_bytes, s1),
          "ltMatmul");
     } else {
-      launch_dummy(how == "dumc" ? 2 : 1, s1);
+      launch_dummy(how == "dumc" ? 2 : 1, s1, how == "dumnp");
     }
   }
-  void launch_dummy(int cluster, cudaStream_t st) {
+  // pdl: launched as a programmatic dependent of the kernel before it on the stream (the kernels wait for it with
+  // griddepcontrol.wait before their first access; nothing triggers early, so it may start as the previous one ends).
+  void launch_dummy(int cluster, cudaStream_t st, bool pdl = false) {
     const size_t wwords = size_t(GH()) * H * 2 / 16, per = wwords / 128, ns = size_t(M2()) * H * 2 / 16;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(128);
     cfg.blockDim = dim3(384);
     cfg.dynamicSmemBytes = 4096 * 16 * 3;  // 192 KB: one CTA per SM, as nvjet's step kernels
     cfg.stream = st;
-    cudaLaunchAttribute at[1];
+    cudaLaunchAttribute at[2];
     at[0].id = cudaLaunchAttributeClusterDimension;
     at[0].val.clusterDim.x = cluster;
     at[0].val.clusterDim.y = 1;
     at[0].val.clusterDim.z = 1;
+    at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[1].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = at;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = pdl ? 2 : 1;
     ck(cudaLaunchKernelEx(&cfg, dummy_read, reinterpret_cast<const uint4*>(W), per,
                           reinterpret_cast<const uint4*>(S), ns, P),
        "dummy launch");
   }
-  void step_pointwise() {
+  void step_pointwise(bool pdl = false) {
     const int n = B * H;
-    pointwise<<<(n + 255) / 256, 256, 0, s1>>>(P, c, S, B, H, G);
-    ck(cudaGetLastError(), "pointwise");
+    if (!pdl) {
+      pointwise<<<(n + 255) / 256, 256, 0, s1>>>(P, c, S, B, H, G);
+      ck(cudaGetLastError(), "pointwise");
+      return;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((n + 255) / 256);
+    cfg.blockDim = dim3(256);
+    cfg.stream = s1;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    ck(cudaLaunchKernelEx(&cfg, pointwise, static_cast<const float*>(P), c, S, B, H, G), "pointwise (PDL)");
   }
 
   // What body() enqueues on s1, captured into an instantiated graph named `name`.
@@ -406,22 +441,23 @@ struct Probe {
     vars.push_back(capture_graph(how, [&] {
       for (int t = 0; t < T; ++t) {
         step_gemm(how);
-        step_pointwise();
+        step_pointwise(how == "blasp" || how == "dumnp" || how == "pwp");
       }
     }));
   }
 
+  cudaStream_t ts = nullptr;  // the stream the timed replays and their flushes run on: s1, or s2 for `tl2`
   void do_flush(int i) {
     if (flush_deep) {
-      read_evict_last<<<264, 512, 0, s1>>>(static_cast<const uint4*>(flush), flush_words,
+      read_evict_last<<<264, 512, 0, ts>>>(static_cast<const uint4*>(flush), flush_words,
                                            static_cast<unsigned*>(flush) + 1);
-      demote_lines<<<264, 512, 0, s1>>>(static_cast<const uint4*>(flush), flush_words);
+      demote_lines<<<264, 512, 0, ts>>>(static_cast<const uint4*>(flush), flush_words);
       ck(cudaGetLastError(), "deep flush");
     }
     if (flush_memset || flush_deep) {
-      ck(cudaMemsetAsync(flush, i & 0xff, flush_words * 16, s1), "flush");
+      ck(cudaMemsetAsync(flush, i & 0xff, flush_words * 16, ts), "flush");
     } else {
-      flush_kernel<<<264, 512, 0, s1>>>(static_cast<uint4*>(flush), flush_words, unsigned(i));
+      flush_kernel<<<264, 512, 0, ts>>>(static_cast<uint4*>(flush), flush_words, unsigned(i));
       ck(cudaGetLastError(), "flush");
     }
   }
@@ -429,10 +465,10 @@ struct Probe {
     std::vector<float> t;
     for (int i = 0; i < 17; ++i) {
       do_flush(i);
-      if (head_us > 0) spin_kernel<<<1, 32, 0, s1>>>(1000ull * head_us);
-      ck(cudaEventRecord(e0, s1), "record");
-      ck(cudaGraphLaunch(v.exec, s1), "graph launch");
-      ck(cudaEventRecord(e1, s1), "record");
+      if (head_us > 0) spin_kernel<<<1, 32, 0, ts>>>(1000ull * head_us);
+      ck(cudaEventRecord(e0, ts), "record");
+      ck(cudaGraphLaunch(v.exec, ts), "graph launch");
+      ck(cudaEventRecord(e1, ts), "record");
       ck(cudaEventSynchronize(e1), "sync");
       float ms = 0;
       ck(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
@@ -606,6 +642,8 @@ int main(int argc, char** argv) {
       p.states = true;
     else if (a == "nonull=1")
       p.no_null_stream = true;
+    else if (a == "few=1")
+      p.few = true;
     else if (a.rfind("fillhow=", 0) == 0)
       p.fill_how = a.substr(8);
     else if (a.rfind("nullbuf=", 0) == 0)
@@ -619,8 +657,9 @@ int main(int argc, char** argv) {
   }
   if (p.G < 1 || p.G > 4 || p.H < 64 || p.H % 64 || p.B < 1 || p.T < 1) die("arguments", "G 1-4, H % 64 == 0, B, T");
   p.setup();
-  std::vector<std::string> names = {"blas", "lt0", "lt1", "lt2", "lt3", "lt4", "lt5",
-                                    "lt6", "lt7", "lt1x1", "dumc", "dumn"};
+  std::vector<std::string> names = {"blas", "lt0", "lt1", "lt2", "lt3", "lt4", "lt5", "lt6", "lt7",
+                                    "lt1x1", "dumc", "dumn", "blasp", "dumnp", "pw", "pwp"};
+  if (p.few) names = {"blas", "blasp", "dumn", "dumnp", "pw", "pwp"};
   if (p.minimal) names.clear();
   for (const std::string& n : names) {
     if (n.rfind("lt", 0) == 0 && n != "lt1x1" && std::atoi(n.c_str() + 2) >= int(p.heur.size())) continue;
@@ -641,9 +680,11 @@ int main(int argc, char** argv) {
               p.flush_deep ? "deep" : p.flush_memset ? "memset" : "kernel");
   std::string since = "start";
   for (const std::string& a : actions) {
-    if (a == "t" || a == "tl") {
-      std::printf("  %-34s", since.c_str());
+    if (a == "t" || a == "tl" || a == "tl2") {
+      std::printf("  %-34s", (since + (a == "tl2" ? " [on s2]" : "")).c_str());
+      p.ts = a == "tl2" ? p.s2 : p.s1;
       for (const Variant& v : a == "t" ? p.vars : p.lib_graphs) std::printf(" %s %.3f", v.name.c_str(), p.time(v));
+      p.ts = p.s1;
       std::printf("\n");
       std::fflush(stdout);
       continue;
@@ -719,6 +760,45 @@ int main(int argc, char** argv) {
       for (int i = 0, n = std::atoi(a.c_str() + 6); i < n; ++i) flush_kernel<<<1, 1>>>(static_cast<uint4*>(q), 1, 0u);
       ck(cudaGetLastError(), "nullk");
       p.spacers.push_back(q);
+    } else if (a.rfind("streamk=", 0) == 0 || a.rfind("streamm=", 0) == 0) {
+      // streamk=KIND:N: N one-thread kernels (streamm=: N cudaMemsetAsync of 4 KiB) on s2 / a new non-blocking
+      // stream / the same destroyed afterwards / a new blocking stream / the per-thread default stream / the legacy
+      // stream, then that stream's synchronisation (session 69).
+      const bool memsets = a[6] == 'm';
+      const std::string spec = a.substr(8);
+      const std::string kind = spec.substr(0, spec.find(':'));
+      const int n = std::atoi(spec.c_str() + kind.size() + 1);
+      cudaStream_t st = nullptr;
+      if (kind == "s2") st = p.s2;
+      else if (kind == "new" || kind == "newdestroy")
+        ck(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "stream");
+      else if (kind == "newblocking") ck(cudaStreamCreate(&st), "stream");
+      else if (kind == "perthread") st = cudaStreamPerThread;
+      else if (kind == "legacy") st = cudaStreamLegacy;
+      else die("streamk kind (s2, new, newdestroy, newblocking, perthread, legacy)", kind.c_str());
+      void* q = nullptr;
+      ck(cudaMalloc(&q, 4096), "cudaMalloc");
+      for (int i = 0; i < n; ++i) {
+        if (memsets) ck(cudaMemsetAsync(q, i & 0xff, 4096, st), "streamm");
+        else flush_kernel<<<1, 1, 0, st>>>(static_cast<uint4*>(q), 1, 0u);
+      }
+      ck(cudaGetLastError(), "streamk");
+      ck(cudaStreamSynchronize(st), "streamk sync");
+      if (kind == "newdestroy") ck(cudaStreamDestroy(st), "stream destroy");
+      p.spacers.push_back(q);
+    } else if (a.rfind("capk=", 0) == 0) {
+      // capk=N: a graph captured on s1 that forks to s2, runs N one-thread kernels there and joins; launched twice.
+      void* q = nullptr;
+      ck(cudaMalloc(&q, 4096), "cudaMalloc");
+      const int n = std::atoi(a.c_str() + 5);
+      p.as_graph(
+          [&] {
+            p.forked([] {}, [&] {
+              for (int i = 0; i < n; ++i) flush_kernel<<<1, 1, 0, p.s2>>>(static_cast<uint4*>(q), 1, 0u);
+            });
+          },
+          2);
+      p.spacers.push_back(q);
     } else if (a.rfind("syncs=", 0) == 0) {
       void* q = nullptr;
       ck(cudaMalloc(&q, 4096), "cudaMalloc");
@@ -767,6 +847,36 @@ int main(int argc, char** argv) {
     } else if (a == "fetch") {
       std::vector<char> host(size_t(p.T) * p.B * p.H * 2);
       ck(cudaMemcpy(host.data(), p.y, host.size(), cudaMemcpyDeviceToHost), "fetch");
+    } else if (a.rfind("d2h=", 0) == 0) {
+      // d2h=N[:KIB[:s1|pin]]: N device-to-host copies of KIB KiB (default 4096) into pageable host memory by
+      // cudaMemcpy (the legacy stream), or with :s1 by cudaMemcpyAsync on s1 and its synchronisation (as
+      // openrnn-bench's download), or with :pin into pinned memory on s1.
+      int n = 0, kib = 4096;
+      char how[8] = {0};
+      std::sscanf(a.c_str() + 4, "%d:%d:%7s", &n, &kib, how);
+      const size_t bytes = size_t(kib) << 10;
+      void* q = nullptr;
+      ck(cudaMalloc(&q, bytes), "cudaMalloc");
+      ck(cudaMemsetAsync(q, 1, bytes, p.s1), "d2h source");
+      ck(cudaStreamSynchronize(p.s1), "sync s1");
+      std::vector<char> pageable;
+      char* host = nullptr;
+      if (std::strcmp(how, "pin") == 0) {
+        ck(cudaMallocHost(&host, bytes), "cudaMallocHost");
+      } else {
+        pageable.resize(bytes);
+        host = pageable.data();
+      }
+      for (int i = 0; i < n; ++i) {
+        if (how[0]) {
+          ck(cudaMemcpyAsync(host, q, bytes, cudaMemcpyDeviceToHost, p.s1), "d2h s1");
+          ck(cudaStreamSynchronize(p.s1), "sync s1");
+        } else {
+          ck(cudaMemcpy(host, q, bytes, cudaMemcpyDeviceToHost), "d2h legacy");
+        }
+      }
+      if (std::strcmp(how, "pin") == 0) cudaFreeHost(host);
+      p.spacers.push_back(q);
     } else if (a == "li" || a == "lie") {
       p.capture_lib(a == "lie");
     } else if (a == "lib_infer") {
