@@ -1,7 +1,10 @@
 // CUDA graphs: forward(TRAINING) + backward_data + backward_weights (and forward(INFERENCE)) captured from the
 // handle's stream and replayed must give bitwise the results of the eager calls, replay after replay, and follow new
 // input values written into the same buffers (a captured call allocates nothing and synchronises nothing). The
-// one-direction stacks run STANDARD's layer wavefront (aux streams and events inside the capture).
+// one-direction stacks run STANDARD's layer wavefront (aux streams and events inside the capture). Since session 69
+// the work that only overlaps (backward_weights' parts of one direction, PERSISTENT's split float32 input
+// projection) runs on the aux lanes only under capture and on the handle's stream eagerly (Context::overlap_lanes):
+// the one-direction cases and `persistent_f32_split` check that both give the same bits.
 #include "test_cuda_util.h"  // first: defines OPENRNN_TEST_CUDA from the build's switch
 
 #ifdef OPENRNN_TEST_CUDA
@@ -20,19 +23,24 @@ struct GraphCase {
   int L;
   bool bidir;
   const char* name;
+  // Default: STANDARD, LSTM I = 24, H = 32, T = 9, B = 6, ragged lengths. A larger B runs full-length sequences.
+  openrnn_algo algo = OPENRNN_ALGO_STANDARD;
+  int I = 24, H = 32, T = 9, B = 6;
 };
 
 class CudaGraph : public ::testing::TestWithParam<GraphCase> {};
 
 TEST_P(CudaGraph, CaptureReplayMatchesEager) {
   CUDATEST_SKIP_IF_NO_GPU();
+  const GraphCase& gc = GetParam();
   Problem pr;
-  pr.cfg = base_config(OPENRNN_CELL_LSTM, 24, 32, GetParam().L, GetParam().bidir, GetParam().dt);
+  pr.cfg = base_config(OPENRNN_CELL_LSTM, gc.I, gc.H, gc.L, gc.bidir, gc.dt);
+  pr.cfg.algo = gc.algo;
   pr.cfg.dropout = 0.25;
   pr.cfg.dropout_seed = 77;
-  pr.T = 9;
-  pr.B = 6;
-  pr.lengths = {9, 4, 7, 1, 9, 2};
+  pr.T = gc.T;
+  pr.B = gc.B;
+  if (gc.B == 6) pr.lengths = {9, 4, 7, 1, 9, 2};
   pr.layout = OPENRNN_LAYOUT_BATCH_MAJOR;
   const openrnn_data_type dt = pr.cfg.data_type;
   const Inputs in = random_inputs(pr, 3);
@@ -45,7 +53,13 @@ TEST_P(CudaGraph, CaptureReplayMatchesEager) {
   openrnn_rnn_desc_t rnn = nullptr;
   openrnn_seq_desc_t xd = nullptr;
   CUDATEST_OK(openrnn_create_rnn_desc(&rnn, &pr.cfg));
-  CUDATEST_OK(openrnn_create_seq_desc(&xd, dt, pr.layout, pr.T, pr.B, pr.cfg.input_size, pr.lengths.data(), pr.fill));
+  CUDATEST_OK(openrnn_create_seq_desc(&xd, dt, pr.layout, pr.T, pr.B, pr.cfg.input_size,
+                                      pr.lengths.empty() ? nullptr : pr.lengths.data(), pr.fill));
+  int supported = 0;
+  openrnn_algo chosen = gc.algo;
+  char why[256] = {0};
+  CUDATEST_OK(openrnn_query_algo(h, rnn, OPENRNN_FWD_TRAINING, xd, gc.algo, &supported, &chosen, why, sizeof why));
+  ASSERT_TRUE(supported) << why;
   size_t wsb = 0, rsb = 0;
   CUDATEST_OK(openrnn_get_temp_space_sizes(h, rnn, OPENRNN_FWD_TRAINING, xd, &wsb, &rsb));
   GraphBuffers b;
@@ -159,7 +173,13 @@ INSTANTIATE_TEST_SUITE_P(Types, CudaGraph,
                                            GraphCase{OPENRNN_DATA_HALF, 2, true, "float16"},
                                            GraphCase{OPENRNN_DATA_DOUBLE, 2, true, "float64"},
                                            GraphCase{OPENRNN_DATA_FLOAT, 4, false, "float32_4layer_wavefront"},
-                                           GraphCase{OPENRNN_DATA_HALF, 3, false, "float16_3layer_wavefront"}),
+                                           GraphCase{OPENRNN_DATA_HALF, 3, false, "float16_3layer_wavefront"},
+                                           GraphCase{OPENRNN_DATA_BFLOAT16, 1, false, "bfloat16_one_layer"},
+                                           // T * B = 1600 rows, 4H = 4096, I = 512: PERSISTENT's float32 input
+                                           // projection takes the split (rows 0-1023 on the 256 x 64 kernel, the
+                                           // rest on cuBLAS's default; xproj_split_for on a 132-SM H100 / H200).
+                                           GraphCase{OPENRNN_DATA_FLOAT, 1, false, "persistent_f32_split",
+                                                     OPENRNN_ALGO_PERSISTENT, 512, 1024, 25, 64}),
                          [](const ::testing::TestParamInfo<GraphCase>& i) { return std::string(i.param.name); });
 
 }  // namespace

@@ -55,6 +55,18 @@ void Context::join(int n) const {
   }
 }
 
+bool Context::overlap_lanes() const {
+  static const int forced = [] {
+    const char* e = std::getenv("OPENRNN_OVERLAP_LANES");
+    return !e ? -1 : std::strcmp(e, "0") == 0 ? 0 : std::strcmp(e, "1") == 0 ? 1 : -1;
+  }();
+  if (forced >= 0) return forced == 1;
+  if (stream == nullptr || stream == cudaStreamLegacy) return false;  // the legacy stream cannot be captured
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  OPENRNN_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  return status == cudaStreamCaptureStatusActive;
+}
+
 size_t blas_ws_per_handle(long long B, long long H, openrnn_data_type dt, bool allow_tf32) {
   static const size_t forced = [] {
     const char* e = std::getenv("OPENRNN_CUBLAS_WS_MIB");

@@ -126,6 +126,15 @@ struct Context {
   void fork(int n) const;
   // Makes the main stream wait for everything issued so far on lanes 1..n-1.
   void join(int n) const;
+  // Whether work that is independent but not a recurrence of its own (backward_weights' parts, PERSISTENT's split
+  // input projection) may go to the aux lanes to overlap: only while `stream` is being captured into a graph.
+  // Eager kernels on a second stream put the whole process into a slower state of the driver for good: once 8
+  // kernels have run on streams other than the first one used, every kernel launched afterwards, in graphs too,
+  // takes ~0.35 µs longer (H200; docs/performance.md, session 69), which costs a cuBLAS-step call far more than the
+  // overlap saves. Launches captured into a graph do not count. Parallel recurrences (two directions, the layer
+  // wavefront) keep their lanes. OPENRNN_OVERLAP_LANES=0|1 (developer switch, read once per process): never /
+  // always (as before session 69).
+  bool overlap_lanes() const;
   // Gives each cuBLAS handle its slice (per_handle bytes) of the first cublas_workspace_bytes(per_handle) of
   // `workspace` and binds the streams (cublasSetStream resets the workspace, so this must run after any stream change).
   void bind_blas_workspace(void* workspace, size_t per_handle) const;

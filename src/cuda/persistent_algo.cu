@@ -405,16 +405,19 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
       if (sp.m1 > 0) {
         const int m1 = sp.m1;
         trace_xproj_split(static_cast<int>(TB), G * H, Il, m1);
-        ctx.fork(2);
+        // Eagerly both parts run one after the other on the main stream (Context::overlap_lanes): the same kernels,
+        // so the same bits as a captured call.
+        const bool overlap = ctx.overlap_lanes();
+        if (overlap) ctx.fork(2);
         const float one = 1.f, zero = 0.f;
         // The main handle's workspace slice is the first s.blas_ws bytes of the workspace (bind_blas_workspace).
         OPENRNN_CUBLAS_CHECK(cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(ctx.blas), sp.op, &one, w + o_ih, sp.la,
                                             in, sp.lb, &zero, f32(s.xproj[d]), sp.lc, f32(s.xproj[d]), sp.lc,
                                             &sp.algo, a.workspace, sp.ws, ctx.stream));
-        gemm_rm(ctx.lane_blas(1), g, false, true, static_cast<int>(TB) - m1, G * H, Il, 1.0,
+        gemm_rm(ctx.lane_blas(overlap ? 1 : 0), g, false, true, static_cast<int>(TB) - m1, G * H, Il, 1.0,
                 in + static_cast<size_t>(m1) * Il, Il, w + o_ih, Il, 0.0,
                 f32(s.xproj[d]) + static_cast<size_t>(m1) * G * H, CUDA_R_32F, G * H);
-        ctx.join(2);
+        if (overlap) ctx.join(2);
       } else if (H == Hc) {
         gemm_rm(ctx.blas, g, false, true, static_cast<int>(TB), G * H, Il, 1.0, in, Il, w + o_ih, Il, 0.0,
                 f32(s.xproj[d]), CUDA_R_32F, G * H);

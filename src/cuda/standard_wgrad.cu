@@ -198,9 +198,12 @@ void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_de
   // Lanes. Two directions: one lane each (disjoint dw). One direction: its three independent parts on three lanes,
   // part 0 dW_ih, part 1 dW_hh, part 2 the biases and dW_hr, which at small T*B are a few µs each. Measured (H100,
   // session 21): 16-bit training calls a few µs shorter; float32's cuBLAS GEMMs fill the GPU one by one and did not
-  // overlap (no change). Each output is written by one lane in a fixed order: bitwise reproducible.
-  const int nlanes = d.D == 2 ? 2 : 1 + kAuxStreams;
-  auto lane_of = [&](int dir, int part) { return d.D == 2 ? dir : part; };
+  // overlap (no change). Only under graph capture (Context::overlap_lanes, session 69): eagerly, every part runs on
+  // the main stream in the same order with the same kernels (the handles' workspace slices are equal, so cuBLAS picks
+  // the same ones). Each output is written by one lane in a fixed order: bitwise reproducible, eager or captured.
+  const bool overlap = ctx.overlap_lanes();
+  const int nlanes = !overlap ? 1 : d.D == 2 ? 2 : 1 + kAuxStreams;
+  auto lane_of = [&](int dir, int part) { return !overlap ? 0 : d.D == 2 ? dir : part; };
   ctx.fork(nlanes);
   for (int l = 0; l < d.L; ++l) {
     const int I_l = d.layer_in(l);
