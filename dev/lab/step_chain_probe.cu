@@ -210,6 +210,20 @@ __global__ void dummy_read(const uint4* __restrict__ W, size_t per, const uint4*
   P[blockIdx.x * blockDim.x + threadIdx.x] = float(acc & 1023) * 1e-6f;
 }
 
+// A launch on `st` as a programmatic dependent of the kernel before it; *at (its one attribute) must outlive the
+// launch.
+cudaLaunchConfig_t pdl_config(dim3 grid, dim3 block, cudaStream_t st, cudaLaunchAttribute* at) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.stream = st;
+  at->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at->val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
 struct Variant {
   std::string name;
   cudaGraphExec_t exec = nullptr;
@@ -412,15 +426,8 @@ struct Probe {
       ck(cudaGetLastError(), "pointwise");
       return;
     }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((n + 255) / 256);
-    cfg.blockDim = dim3(256);
-    cfg.stream = s1;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute at;
+    const cudaLaunchConfig_t cfg = pdl_config(dim3((n + 255) / 256), dim3(256), s1, &at);
     ck(cudaLaunchKernelEx(&cfg, pointwise, static_cast<const float*>(P), c, S, B, H, G), "pointwise (PDL)");
   }
 
@@ -506,15 +513,8 @@ struct Probe {
   void pdl_pair(cudaStream_t st) {
     pdl_first<<<132, 256, 0, st>>>(P);
     ck(cudaGetLastError(), "pdl_first");
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(132);
-    cfg.blockDim = dim3(256);
-    cfg.stream = st;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute at;
+    const cudaLaunchConfig_t cfg = pdl_config(dim3(132), dim3(256), st, &at);
     ck(cudaLaunchKernelEx(&cfg, pdl_second, P), "pdl_second");
   }
 
