@@ -333,8 +333,7 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
     xin = xs;
   }
   auto f32 = [ws](size_t off) { return reinterpret_cast<float*>(ws + off); };
-  // OPENRNN_PERSIST_PDL=0 (developer switch, read once): the forward kernel waits for the prep kernel to finish before
-  // it starts (no programmatic dependent launch).
+  // OPENRNN_PERSIST_PDL=0 (developer switch, read once): the forward kernel starts after the prep kernel ends (no PDL).
   static const bool pdl = env_switch01("OPENRNN_PERSIST_PDL") != 0;
   for (int l = 0; l < L; ++l) {
     const int Il = rnn.layer_input_size(l);
@@ -364,8 +363,7 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
     la.y = proj ? static_cast<void*>(f32(s.htil)) : out;
     la.lengths = lens;
     la.clip = lstm ? static_cast<float>(rnn.cfg.cell_clip) : 0.f;
-    // v10's tagged words are zeroed by the prep kernel where its tiles of one can run (B <= 8; the launch's own
-    // memset otherwise).
+    // v10's tagged words: zeroed by the prep kernel where its tiles of one run (B <= 8), else by the launch's memset.
     const long long hg_words = B <= 8 ? 2LL * B * Hc : 0;
     // float32 storage without the projection: the kernel reads hx / cx and writes hy / cy itself (its float32 h0 / c0 /
     // hn / cn are the caller's tensors), no conversions before or after it.
@@ -396,7 +394,8 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
     for (int d = 0; d < D && xprod == 0; ++d) {
       const size_t o_ih = rnn.weights.offset(l, d, OPENRNN_WEIGHT_IH, D);
       // Strict float32, one direction: rows [0, m1) on the pinned 256 x 64 kernel in whole waves and [m1, TB) on
-      // cuBLAS's default on the aux lane, where that pays (xproj_split_for).
+      // cuBLAS's default on the aux lane, where that pays (xproj_split_for); eagerly both on the main stream, one
+      // after the other (Context::overlap_lanes: the same kernels, so the same bits as a captured call).
       const XprojSplit& sp =
           std::is_same<T, float>::value && g.compute == CUBLAS_COMPUTE_32F && D == 1 && H == Hc
               ? xproj_split_for(ctx.blas, ctx.device, static_cast<int>(TB), G * H, Il, s.blas_ws,
@@ -405,8 +404,6 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
       if (sp.m1 > 0) {
         const int m1 = sp.m1;
         trace_xproj_split(static_cast<int>(TB), G * H, Il, m1);
-        // Eagerly both parts run one after the other on the main stream (Context::overlap_lanes): the same kernels,
-        // so the same bits as a captured call.
         const bool overlap = ctx.overlap_lanes();
         if (overlap) ctx.fork(2);
         const float one = 1.f, zero = 0.f;
