@@ -66,7 +66,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaDeterminism,
                                            DetCase{OPENRNN_CELL_LSTM, OPENRNN_DATA_FLOAT, "lstm_float32_H1024_B64",
                                                    false, 1, 256, 1024, 64, 4},
                                            DetCase{OPENRNN_CELL_GRU, OPENRNN_DATA_FLOAT, "gru_float32_H2048_B64",
-                                                   false, 1, 256, 2048, 64, 4}),
+                                                   false, 1, 256, 2048, 64, 4},
+                                           // the 16-bit cuBLAS step on cuBLASLt's 128 x 16 tile (std_step_lt_tile)
+                                           DetCase{OPENRNN_CELL_LSTM, OPENRNN_DATA_HALF, "lstm_float16_H2048_B16",
+                                                   false, 1, 64, 2048, 16, 6}),
                          [](const ::testing::TestParamInfo<DetCase>& i) { return std::string(i.param.name); });
 
 }  // namespace

@@ -473,6 +473,16 @@ std::vector<MmaCase> mma_cases() {
     Problem p = make(OPENRNN_CELL_GRU, 8, 616, 1, false, 4, 5);
     v.push_back({"gru_H616_B5_bwd_cluster_tile", p});
   }
+  {  // The cuBLAS step's product on cuBLASLt's 128 x 16 tile (std_step_lt_tile: B = 9-16, H = 2048): M = 2B = 24
+     // rows (one full and one partial tile of 16), N = 8192, K = 2048
+    Problem p = make(OPENRNN_CELL_LSTM, 8, 2048, 1, false, 3, 12);
+    v.push_back({"lstm_H2048_B12_step_lt_tile", p});
+  }
+  {  // the same for GRU (N = 6144), ragged
+    Problem p = make(OPENRNN_CELL_GRU, 8, 2048, 1, false, 3, 16);
+    ragged(p);
+    v.push_back({"gru_H2048_B16_step_lt_tile_ragged", p});
+  }
   return v;
 }
 

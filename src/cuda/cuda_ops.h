@@ -3,6 +3,7 @@
 // allocates nothing and never synchronises. T is a storage type: float, double, __half or __nv_bfloat16.
 #pragma once
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -34,6 +35,37 @@ void gemm_rm(cublasHandle_t h, const GemmSpec& g, bool ta, bool tb, int M, int N
 void gemm_rm_batched(cublasHandle_t h, const GemmSpec& g, bool ta, bool tb, int M, int N, int K, double alpha,
                      const void* A, long long lda, long long sa, const void* B, long long ldb, long long sb,
                      double beta, void* C, cudaDataType_t ctype, long long ldc, long long sc, int count);
+
+// One GEMM as gemm_rm poses it (row-major C [M, N] = op(A) op(B), swapped into cuBLAS's column-major terms) on
+// cuBLASLt with an algorithm of a chosen tile: STANDARD's measured exceptions to cuBLAS's default pick (the 16-bit
+// weight gradients with K split, standard_wgrad.cu; the recurrent step at B = 16 H = 2048, standard_forward.cu; and
+// PERSISTENT's float32 input projection in whole waves, persistent_algo.cu).
+// ab: operand type; c: C's type; al: the byte alignments of A, B and C (align_of) that the algorithm must accept.
+struct LtShape {
+  cudaDataType_t ab, c;
+  bool ta, tb;
+  int M, N, K;
+  long long lda, ldb, ldc;
+  uint32_t al[3];
+};
+// cuBLASLt's descriptors and the chosen algorithm; ok = false where cuBLASLt offers no such algorithm (callers then
+// use gemm_rm). la / lb are cuBLASLt's A and B, i.e. our B and A (the swap).
+struct LtPlan {
+  bool ok = false;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+};
+// The plan for `sh` with the first algorithm of cuBLASLt's heuristic list (float32 compute) whose tile is `tile`
+// (cublasLtMatmulTile_t) and whose workspace fits ws_bytes. split = 0: that algorithm must not split K; split > 0:
+// K is split `split` ways, partials reduced in float32 in the workspace (a fixed order: deterministic). Plans are
+// cached for the process by every argument and device; the returned reference stays valid. Host-side only.
+const LtPlan& lt_plan(cublasHandle_t h, int dev, const LtShape& sh, size_t ws_bytes, int tile, int split);
+// Runs a plan: C = alpha op(A) op(B) + beta C on stream st with workspace [ws, ws + ws_bytes).
+void lt_gemm_rm(cublasHandle_t h, const LtPlan& pl, float alpha, const void* A, const void* B, float beta, void* C,
+                void* ws, size_t ws_bytes, cudaStream_t st);
+// The largest power of two up to 256 that divides p's address (cuBLASLt's heuristics assume 256 unless told).
+uint32_t align_of(const void* p);
 
 // Binds the first `bytes` of a cuBLAS handle's workspace slice [slice, slice + full) for its lifetime, then the
 // whole slice again (a no-op where bytes >= full). STANDARD's recurrent steps run their GEMMs (M = B rows) under it:

@@ -30,7 +30,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <set>
 #include <tuple>
@@ -38,8 +37,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <cublasLt.h>
 
 #include "cuda_backend.h"
 #include "cuda_common.cuh"
@@ -95,11 +92,8 @@ using persist_io::reserve_init_kernel;
 // per process).
 // OPENRNN_PERSIST_TRACE=1: one line per distinct split of the input projection (as persistent_choice.cu's lines).
 struct XprojSplit {
-  int m1 = 0;  // 0: one call on cuBLAS's default
-  cublasLtMatmulAlgo_t algo{};
-  size_t ws = 0;  // the pinned kernel's workspace (within the main handle's slice)
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  int m1 = 0;                     // 0: one call on cuBLAS's default
+  const LtPlan* plan = nullptr;   // rows [0, m1) (gemm.cu's cuBLASLt plan)
 };
 
 void trace_xproj_split(int M, int N, int K, int m1) {
@@ -115,75 +109,23 @@ void trace_xproj_split(int M, int N, int K, int m1) {
                M, N, K, m1, M - m1);
 }
 
-// The split for [M, N, K] with ws_bytes of workspace per handle on device `dev` of `sms` SMs; the returned object
-// lives for the process (its cuBLASLt descriptors are only read by cublasLtMatmul).
-const XprojSplit& xproj_split_for(cublasHandle_t h, int dev, int M, int N, int K, size_t ws_bytes, int sms) {
-  static const XprojSplit none;
+// The split for [M, N, K] with ws_bytes of workspace per handle on device `dev` of `sms` SMs.
+XprojSplit xproj_split_for(cublasHandle_t h, int dev, int M, int N, int K, size_t ws_bytes, int sms) {
   static const bool off = env_switch01("OPENRNN_XPROJ_SPLIT") == 0;
-  if (off || M < 128 || N < 256 || K < 512 || sms <= 0) return none;
+  if (off || M < 128 || N < 256 || K < 512 || sms <= 0) return XprojSplit{};
   // Whole waves of 2 * sms tiles, tn tiles per 64-row block: the most waves k whose blocks leave a rest.
   const long long tn = (N + 255) / 256, blocks = (M + 63) / 64, per_wave = 2LL * sms;
   long long g1 = 0;
   for (long long k = 1; (k * per_wave) / tn < blocks; ++k) g1 = (k * per_wave) / tn;
-  if (g1 <= 0) return none;
+  if (g1 <= 0) return XprojSplit{};
   const long long rest_blocks = blocks - g1;
-  if (!(rest_blocks == 1 || rest_blocks * tn >= sms)) return none;
+  if (!(rest_blocks == 1 || rest_blocks * tn >= sms)) return XprojSplit{};
   const int m1 = static_cast<int>(g1 * 64);
-  static std::mutex mu;
-  static std::map<std::tuple<int, int, int, int, size_t>, XprojSplit> cache;  // (device, M, N, K, ws) -> split
-  std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_tuple(dev, M, N, K, ws_bytes);
-  const auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  XprojSplit& sp = cache[key];
-  // The column-major problem cuBLAS sees for rows [0, m1) (gemm.cu): C^T [N, m1] = op(W) [N, K] x^T [K, m1],
-  // op(W) = transpose.
-  cublasLtMatmulPreference_t pref = nullptr;
-  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  constexpr cublasStatus_t kOk = CUBLAS_STATUS_SUCCESS;
-  bool ok = cublasLtMatmulDescCreate(&sp.op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == kOk &&
-            cublasLtMatmulDescSetAttribute(sp.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == kOk &&
-            cublasLtMatmulDescSetAttribute(sp.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == kOk &&
-            cublasLtMatrixLayoutCreate(&sp.la, CUDA_R_32F, K, N, K) == kOk &&
-            cublasLtMatrixLayoutCreate(&sp.lb, CUDA_R_32F, K, m1, K) == kOk &&
-            cublasLtMatrixLayoutCreate(&sp.lc, CUDA_R_32F, N, m1, N) == kOk &&
-            cublasLtMatmulPreferenceCreate(&pref) == kOk &&
-            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                                 sizeof ws_bytes) == kOk;
-  bool found = false;
-  if (ok) {
-    constexpr int kWant = 32;
-    cublasLtMatmulHeuristicResult_t res[kWant] = {};
-    int n = 0;
-    // A cuBLAS handle is a cuBLASLt handle (cuBLAS's documentation).
-    if (cublasLtMatmulAlgoGetHeuristic(reinterpret_cast<cublasLtHandle_t>(h), sp.op, sp.la, sp.lb, sp.lc, sp.lc, pref,
-                                       kWant, res, &n) == CUBLAS_STATUS_SUCCESS) {
-      for (int i = 0; i < n && !found; ++i) {
-        int tile = -1, splitk = -1;
-        size_t w = 0;
-        if (res[i].state != CUBLAS_STATUS_SUCCESS || res[i].workspaceSize > ws_bytes) continue;
-        cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
-        cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, &w);
-        if (tile == CUBLASLT_MATMUL_TILE_256x64 && splitk == 1) {
-          sp.algo = res[i].algo;
-          sp.ws = res[i].workspaceSize;
-          found = true;
-        }
-      }
-    }
-  }
-  if (pref) cublasLtMatmulPreferenceDestroy(pref);
-  if (found) {
-    sp.m1 = m1;
-  } else {  // no such kernel here: one call on the default (sp.m1 = 0); the descriptors are not needed
-    if (sp.lc) cublasLtMatrixLayoutDestroy(sp.lc);
-    if (sp.lb) cublasLtMatrixLayoutDestroy(sp.lb);
-    if (sp.la) cublasLtMatrixLayoutDestroy(sp.la);
-    if (sp.op) cublasLtMatmulDescDestroy(sp.op);
-    sp.op = nullptr;
-    sp.la = sp.lb = sp.lc = nullptr;
-  }
-  return sp;
+  // Rows [0, m1) of x [M, K] times W [N, K]^T into [m1, N], float32; cuBLASLt's default alignment (256 bytes).
+  const LtShape sh{CUDA_R_32F, CUDA_R_32F, false, true, m1, N, K, K, K, N, {256, 256, 256}};
+  const LtPlan& pl = lt_plan(h, dev, sh, ws_bytes, CUBLASLT_MATMUL_TILE_256x64, 0);
+  if (!pl.ok) return XprojSplit{};  // no such kernel here: one call on the default
+  return XprojSplit{m1, &pl};
 }
 
 // STANDARD's backward_data with each layer's recurrence run by the chosen persistent backward kernel.
@@ -396,7 +338,7 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
       // Strict float32, one direction: rows [0, m1) on the pinned 256 x 64 kernel in whole waves and [m1, TB) on
       // cuBLAS's default on the aux lane, where that pays (xproj_split_for); eagerly both on the main stream, one
       // after the other (Context::overlap_lanes: the same kernels, so the same bits as a captured call).
-      const XprojSplit& sp =
+      const XprojSplit sp =
           std::is_same<T, float>::value && g.compute == CUBLAS_COMPUTE_32F && D == 1 && H == Hc
               ? xproj_split_for(ctx.blas, ctx.device, static_cast<int>(TB), G * H, Il, s.blas_ws,
                                 ctx.props.multiProcessorCount)
@@ -406,11 +348,8 @@ void forward_typed(const Context& ctx, const openrnn_rnn_desc& rnn, const openrn
         trace_xproj_split(static_cast<int>(TB), G * H, Il, m1);
         const bool overlap = ctx.overlap_lanes();
         if (overlap) ctx.fork(2);
-        const float one = 1.f, zero = 0.f;
         // The main handle's workspace slice is the first s.blas_ws bytes of the workspace (bind_blas_workspace).
-        OPENRNN_CUBLAS_CHECK(cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(ctx.blas), sp.op, &one, w + o_ih, sp.la,
-                                            in, sp.lb, &zero, f32(s.xproj[d]), sp.lc, f32(s.xproj[d]), sp.lc,
-                                            &sp.algo, a.workspace, sp.ws, ctx.stream));
+        lt_gemm_rm(ctx.blas, *sp.plan, 1.f, in, w + o_ih, 0.f, f32(s.xproj[d]), a.workspace, s.blas_ws, ctx.stream);
         gemm_rm(ctx.lane_blas(overlap ? 1 : 0), g, false, true, static_cast<int>(TB) - m1, G * H, Il, 1.0,
                 in + static_cast<size_t>(m1) * Il, Il, w + o_ih, Il, 0.0,
                 f32(s.xproj[d]) + static_cast<size_t>(m1) * G * H, CUDA_R_32F, G * H);

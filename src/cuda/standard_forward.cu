@@ -14,8 +14,12 @@
 #include "philox.h"
 #include "standard_impl.h"
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
 #include <type_traits>
 #include <vector>
 #include <algorithm>
@@ -55,6 +59,33 @@ bool use_ksplit(const StdDims& d, openrnn_data_type dt, bool fused) {
   return d.B >= 32 && d.Hout >= 512;
 }
 
+
+// The 16-bit split state's cuBLAS step (m2_: gh [2B, GH] = [hi; lo] W_hh^T, K = Hout) on cuBLASLt with the tile this
+// returns (a cublasLtMatmulTile_t; 0 = cuBLAS's default pick). Session 68 (H200, step_chain_probe's plain chain of the
+// step GEMM and a pointwise kernel, float16, µs per step, two processes, each of cuBLASLt's first 8 heuristic picks
+// against the default): LSTM B = 16 H = 2048 10.41-10.46 -> 9.68-9.81 on the 128 x 16 tile (-6% to -7%; two CTAs per
+// 128 rows of W), GRU B = 16 H = 2048 8.90-8.91 -> 8.76-8.77 (the same tile, -1.5%); at B = 16 H = 1024 and
+// B = 64 H = 1024 / 2048 the default was fastest or within 1.3% (LSTM B = 64 H = 1024 80 x 64: -0.6% to -1.3%).
+// So the rule is that tile at B = 9-16, H = 2048, LSTM and GRU. OPENRNN_STD_STEP_LT_TILE (developer switch, read
+// once): -1 never; a tile id: that tile for every such step where cuBLASLt offers it. OPENRNN_STD_TRACE=1: one line
+// per distinct choice on stderr.
+int std_step_lt_tile(const StdDims& d) {
+  static const int forced = env_int("OPENRNN_STD_STEP_LT_TILE");
+  if (forced != 0) return forced;
+  return d.B > 8 && d.B <= 16 && d.Hout == 2048 && (d.lstm || d.gru_lbr) ? CUBLASLT_MATMUL_TILE_128x16 : 0;
+}
+
+void step_lt_trace(const StdDims& d, int tile, bool ok) {
+  static const bool on = env_switch01("OPENRNN_STD_TRACE") == 1;
+  if (!on) return;
+  static std::mutex mu;
+  static std::set<std::string> seen;
+  char b[160];
+  snprintf(b, sizeof b, "openrnn STANDARD step GEMM: B=%d H=%d G=%d on cuBLASLt tile %d: %s", d.B, d.H, d.G, tile,
+           ok ? "taken" : "not offered, cuBLAS's default");
+  std::lock_guard<std::mutex> lock(mu);
+  if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
+}
 
 // One call's problem and buffers, and the layer-level pieces (input, output, dropout) that FwdRun uses.
 template <typename T>
@@ -200,6 +231,20 @@ class FwdRun {
     // does. LSTM and RNN accumulate it into step t's rows of gx in place (beta = 1: no [B, GH] buffer written
     // and read back); GRU keeps W_hn h apart from W_in x (r multiplies it), so it writes gh.
     in_place_ = reduced_ && !d.gru_lbr;  // also needs gx's row stride within int: checked in steps()
+    if constexpr (sizeof(T) == 2) {
+      const int tile = m2_ && !reduced_ && !mma_ && !wgmma_ && !fused_ ? std_step_lt_tile(d) : 0;
+      if (tile > 0) {
+        // Every slot's h: hs_ + slot * hsB_ elements; the plan must accept the alignment they all share.
+        uint32_t al_h = align_of(hs_);
+        while (al_h > 1 && (static_cast<unsigned long long>(hsB_) * sizeof(T)) % al_h != 0) al_h /= 2;
+        const LtShape sh{c.g.ab, CudaType<S>::value, false, true, 2 * B, GH, d.Hout, d.Hout, d.Hout, GH,
+                         {al_h, align_of(Whh_), align_of(gh_)}};
+        step_lt_ws_ = std::min(s.blas_ws, s.blas_step_ws);
+        const LtPlan& pl = lt_plan(bh_, c.ctx.device, sh, step_lt_ws_, tile, 0);
+        step_lt_ = pl.ok ? &pl : nullptr;
+        step_lt_trace(d, tile, pl.ok);
+      }
+    }
     Wrec_ = Whh_;
     Wproj_ = Whr_;
     if (d.split == 2 && !fused_ && !m2_) {
@@ -319,7 +364,10 @@ class FwdRun {
         p.gh_lo = 0;
       } else if (m2_) {
         // gh [2B, GH]: row 2b = hi_b W_hh^T, row 2b+1 = lo_b W_hh^T.
-        gemm_rm(bh_, c_.g, false, true, 2 * B, GH, Hout, 1.0, p.hin, Hout, Whh_, Hout, 0.0, gh_, tS, GH);
+        if (step_lt_)
+          lt_gemm_rm(bh_, *step_lt_, 1.f, p.hin, Whh_, 0.f, gh_, blas_slice_, step_lt_ws_, st_);
+        else
+          gemm_rm(bh_, c_.g, false, true, 2 * B, GH, Hout, 1.0, p.hin, Hout, Whh_, Hout, 0.0, gh_, tS, GH);
         p.gh_ld = 2 * GH;
         p.gh_lo = GH;
       } else if (ks_) {
@@ -385,6 +433,8 @@ class FwdRun {
   size_t sidx_ = 0;                      // this layer and direction's index in hx / cx / hy / cy
   bool mma_ = false, wgmma_ = false, fused_ = false, m2_ = false, ks_ = false, reduced_ = false, in_place_ = false;
   wg::Maps maps_{};  // the Hopper step kernel's tensor maps and block shape (wgmma_)
+  const LtPlan* step_lt_ = nullptr;  // m2_'s step GEMM on cuBLASLt (std_step_lt_tile); null: gemm_rm
+  size_t step_lt_ws_ = 0;            // its workspace: the first bytes of blas_slice_
   FwdStep<T, S> p_{};
 };
 

@@ -2,12 +2,7 @@
 // finite saved values, so they add exactly 0): dW_ih = dG^T X_l, dW_hh = dGh^T H_in, dW_hr = dhtot^T htil, biases
 // dG^T 1 (a column-sum kernel up to kBiasRowsMax rows). SET writes with beta = 0, ADD accumulates with beta = 1.
 // Directions run on separate lanes (disjoint dw); one direction spreads its parts over three lanes (below).
-#include <cublasLt.h>
-
 #include <cstdint>
-#include <map>
-#include <mutex>
-#include <tuple>
 
 #include "cuda_ops.h"
 #include "standard_impl.h"
@@ -68,89 +63,10 @@ __global__ void bias_grad_kernel(BiasGradPair<T> pr, int ld, int rows, int cols,
 // (<= 262144), partials reduced in float32 through the workspace (a fixed order: deterministic), took 9.2 / 10.7 µs.
 // At K <= 1600, or with larger outputs, no split configuration was the fastest, so the rule is K in [4096, 8192] and
 // M*N <= 262144, 16-bit operands; elsewhere, or if cuBLASLt offers no such algorithm, gemm_rm (cuBLAS's default).
-struct WgLtPlan {
-  bool ok = false;
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
-  cublasLtMatmulAlgo_t algo{};
-};
-
 int wg_lt_split(int M, int N, int K, size_t es) {
   const long long mn = static_cast<long long>(M) * N;
   if (es != 2 || K < 4096 || K > 8192 || mn > 262144) return 0;
   return mn <= 196608 ? 4 : 3;
-}
-
-// The largest power of two up to 256 that divides p's address (cuBLASLt's heuristics assume 256 unless told).
-uint32_t align_of(const void* p) {
-  uint32_t a = 256;
-  while (a > 1 && reinterpret_cast<uintptr_t>(p) % a != 0) a /= 2;
-  return a;
-}
-
-// The plan for row-major C [M, N] = A^T [M, K] B [K, N] (A = dG as stored, [K][lda]; B [K][ldb]; C [M][ldc]) as
-// gemm_rm(ta = true, tb = false) poses it to cuBLAS: column-major C^T [N, M] = B^T-as-stored [N, K] x A-as-stored^T.
-// al: the alignments of A, B and C in bytes (align_of), which the algorithm must accept.
-const WgLtPlan& wg_lt_plan(cublasHandle_t h, int dev, cudaDataType_t t, int M, int N, int K, int lda, int ldb,
-                           int ldc, size_t ws_bytes, int split, const uint32_t (&al)[3]) {
-  static std::mutex mu;
-  static std::map<std::tuple<int, int, int, int, int, int, int, int, size_t, int, uint32_t, uint32_t, uint32_t>,
-                  WgLtPlan>
-      cache;
-  std::lock_guard<std::mutex> lock(mu);
-  const auto key =
-      std::make_tuple(dev, static_cast<int>(t), M, N, K, lda, ldb, ldc, ws_bytes, split, al[0], al[1], al[2]);
-  const auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  WgLtPlan& pl = cache[key];
-  const cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_T;
-  constexpr cublasStatus_t kOk = CUBLAS_STATUS_SUCCESS;
-  cublasLtMatmulPreference_t pref = nullptr;
-  const cublasLtHandle_t lt = reinterpret_cast<cublasLtHandle_t>(h);  // a cuBLAS handle is a cuBLASLt handle
-  bool ok = cublasLtMatmulDescCreate(&pl.op, CUBLAS_COMPUTE_32F, CUDA_R_32F) == kOk &&
-            cublasLtMatmulDescSetAttribute(pl.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) == kOk &&
-            cublasLtMatmulDescSetAttribute(pl.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) == kOk &&
-            cublasLtMatrixLayoutCreate(&pl.la, t, N, K, ldb) == kOk &&
-            cublasLtMatrixLayoutCreate(&pl.lb, t, M, K, lda) == kOk &&
-            cublasLtMatrixLayoutCreate(&pl.lc, t, N, M, ldc) == kOk && cublasLtMatmulPreferenceCreate(&pref) == kOk &&
-            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                                 sizeof ws_bytes) == kOk &&
-            // cuBLASLt's A is our B (X or H_in), its B our A (dG); C and D are the same matrix
-            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al[1],
-                                                 sizeof al[1]) == kOk &&
-            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al[0],
-                                                 sizeof al[0]) == kOk &&
-            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al[2],
-                                                 sizeof al[2]) == kOk &&
-            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al[2],
-                                                 sizeof al[2]) == kOk;
-  if (ok) {
-    constexpr int kWant = 32;
-    cublasLtMatmulHeuristicResult_t res[kWant] = {};
-    int n = 0;
-    if (cublasLtMatmulAlgoGetHeuristic(lt, pl.op, pl.la, pl.lb, pl.lc, pl.lc, pref, kWant, res, &n) == kOk) {
-      for (int i = 0; i < n && !pl.ok; ++i) {
-        int tile = -1;
-        size_t w = 0;
-        if (res[i].state != kOk) continue;
-        cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &w);
-        if (tile != CUBLASLT_MATMUL_TILE_128x64) continue;
-        cublasLtMatmulAlgo_t a = res[i].algo;
-        const uint32_t red = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-        cublasLtMatmulHeuristicResult_t chk = {};
-        if (cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof split) == kOk &&
-            cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red) ==
-                kOk &&
-            cublasLtMatmulAlgoCheck(lt, pl.op, pl.la, pl.lb, pl.lc, pl.lc, &a, &chk) == kOk &&
-            chk.workspaceSize <= ws_bytes) {
-          pl.algo = a;
-          pl.ok = true;
-        }
-      }
-    }
-  }
-  if (pref) cublasLtMatmulPreferenceDestroy(pref);
-  return pl;
 }
 
 // OPENRNN_STD_WGRAD_SPLITK=0 (developer switch, read once): the weight gradients stay on cuBLAS's default everywhere.
@@ -227,15 +143,13 @@ void wgrad(const Context& ctx, const openrnn_rnn_desc& rnn, const openrnn_seq_de
       auto wgemm = [&](int lane, int M, int N, const T* A, int lda, const T* Bm, int ldb, double b, T* C, int ldc) {
         const int split = wg_lt_on() ? wg_lt_split(M, N, TB, sizeof(T)) : 0;
         if (split > 0) {
-          const uint32_t al[3] = {align_of(A), align_of(Bm), align_of(C)};
-          const WgLtPlan& pl = wg_lt_plan(ctx.lane_blas(lane), ctx.device, tT, M, N, TB, lda, ldb, ldc, s.blas_ws,
-                                          split, al);
+          const LtShape sh{tT, tT, true, false, M, N, TB, lda, ldb, ldc, {align_of(A), align_of(Bm), align_of(C)}};
+          const LtPlan& pl =
+              lt_plan(ctx.lane_blas(lane), ctx.device, sh, s.blas_ws, CUBLASLT_MATMUL_TILE_128x64, split);
           if (pl.ok) {
-            const float one = 1.f, fb = static_cast<float>(b);
-            const cublasLtHandle_t lt = reinterpret_cast<cublasLtHandle_t>(ctx.lane_blas(lane));
             char* lane_ws = static_cast<char*>(ws) + s.blas_ws * static_cast<size_t>(lane);  // the lane's slice
-            OPENRNN_CUBLAS_CHECK(cublasLtMatmul(lt, pl.op, &one, Bm, pl.la, A, pl.lb, &fb, C, pl.lc, C, pl.lc,
-                                                &pl.algo, lane_ws, s.blas_ws, ctx.lane(lane)));
+            lt_gemm_rm(ctx.lane_blas(lane), pl, 1.f, A, Bm, static_cast<float>(b), C, lane_ws, s.blas_ws,
+                       ctx.lane(lane));
             return;
           }
         }
