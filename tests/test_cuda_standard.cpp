@@ -451,6 +451,11 @@ std::vector<MmaCase> mma_cases() {
     ragged(p);
     v.push_back({"gru_H1000_B200_big_tile_ragged", p});
   }
+  {  // H = 1024, B = 16: LSTM and GRU run the cuBLAS step by the rule (cublas_step_over_mma), in both modes
+    Problem p = make(OPENRNN_CELL_LSTM, 8, 1024, 1, false, 3, 16);
+    ragged(p);
+    v.push_back({"lstm_H1024_B16_cublas_step_ragged", p});
+  }
   {
     Problem p = make(OPENRNN_CELL_RNN_TANH, 8, 64, 1, false, 4, 40);
     p.use_hx = false;

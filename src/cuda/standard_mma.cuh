@@ -597,6 +597,16 @@ inline bool mma_step_region(const StdDims& d) {
 // Session 47 (run 1, same method, no comparator) measured the edges: at H = 16-48 (B = 1-256) this kernel wins
 // everywhere below B * H = 8192 (inference -16% to -42%, relu H = 16 B = 256 4.36 -> 2.52; training -9% to -22%); at
 // H = 512 it wins from B = 3 (-4.6% inference, -2.5% training) and loses at B = 1-2 (+2% to +5%).
+// LSTM and GRU at H = 1024 (B <= 16) leave the region to cuBLAS + pointwise in both modes (one forward path keeps
+// inference bitwise equal to training's forward). Session 70, run 2 (H200, graph, one openrnn-bench process per row
+// with openrnn timed first, so outside STANDARD's slow state; two alternating processes per side; µs/step, mma.sync ->
+// cuBLAS step, cuDNN STANDARD in brackets): B = 16 inference LSTM float16 7.00 -> 6.50 (6.77), bfloat16 7.01 -> 6.47
+// (6.75), GRU float16 6.63 -> 6.42 (6.53), bfloat16 6.67 -> 6.42 (6.50); training -2.7% to -4.1%; LSTM float16 B = 4
+// / 8 6.62 / 6.73 -> 6.19 / 6.26. In the slow state (session 69: a process that has run 8 kernels on other streams,
+// for example any cuDNN RNN call) each kernel costs ~0.35 µs more, and the cuBLAS step launches two per step against
+// mma.sync's one; session 67 measured the cuBLAS step there at +0.7% to +2.8% (LSTM) and up to +8% (GRU).
+// OPENRNN_STD_MMA=1 restores mma.sync. H = 513-1023 and the RNN cells keep mma.sync (not measured this way).
+inline bool cublas_step_over_mma(const StdDims& d) { return (d.lstm || d.gru_lbr) && d.H == 1024; }
 inline bool use_mma_step(const StdDims& d, openrnn_data_type dt) {
   if (!mma_step_applies(d, dt)) return false;
   const int o = mma_override();
@@ -606,20 +616,22 @@ inline bool use_mma_step(const StdDims& d, openrnn_data_type dt) {
     if (bh < 8192) return d.H >= 16 && (d.H <= 256 || d.B >= 3);  // H = 8: not measured
     if (d.H == 256 && d.B <= 512) return true;
   }
-  return mma_step_region(d);
+  return mma_step_region(d) && !cublas_step_over_mma(d);
 }
-// OPENRNN_MATH_ALLOW_REDUCED_STATE (the product takes h rounded once: M = B, not 2B): the rule above minus H = 512
-// with B * H > 32768, where cuBLAS + pointwise runs instead (session 34 run 8, H100, float16 inference, graph, no
-// cuDNN in the process, µs/step mma -> cuBLAS: B = 128 LSTM 7.36 -> 6.45, GRU 7.15 -> 6.45; B = 256 LSTM 11.81 ->
-// 8.42, GRU 11.27 -> 7.41). The Hopper step is not taken in this mode unless forced (standard_forward.cu): it never
+// OPENRNN_MATH_ALLOW_REDUCED_STATE (the product takes h rounded once: M = B, not 2B): the region above (without the
+// RNN regions and the H = 1024 exception, both measured with the float32 state only) minus H = 512 with
+// B * H > 32768, where cuBLAS + pointwise runs instead (session 34 run 8, H100, float16 inference, graph, no cuDNN in
+// the process, µs/step mma -> cuBLAS: B = 128 LSTM 7.36 -> 6.45, GRU 7.15 -> 6.45; B = 256 LSTM 11.81 -> 8.42, GRU
+// 11.27 -> 7.41). The Hopper step is not taken in this mode unless forced (standard_forward.cu): it never
 // won there (H = 512 B = 256 LSTM 12.24, H = 1024 B = 128 15.56 against cuBLAS's 8.42 and 9.98). Session 35 ran the
 // narrower bound of run 8 (mma only up to B * H = 32768 at every H): beside cuDNN it lost H = 256 B = 256 (GRU 5.90
 // -> 6.64, LSTM 6.03 -> 6.79) and GRU H = 1024 B = 16 (6.08 -> 6.72) to cuBLAS, so H = 256 and H = 1024 keep the rule
 // above (docs/performance.md, session 35).
 inline bool use_mma_step_reduced(const StdDims& d, openrnn_data_type dt) {
-  if (!use_mma_step(d, dt)) return false;
-  if (mma_override() >= 0) return true;
-  if (!mma_step_region(d)) return false;  // session 46's RNN regions were measured with the float32 state only
+  if (!mma_step_applies(d, dt)) return false;
+  const int o = mma_override();
+  if (o >= 0) return o == 1;
+  if (!mma_step_region(d)) return false;
   const long long bh = static_cast<long long>(d.B) * d.H;
   return !(d.H > 256 && d.H <= 512 && bh > 32768);
 }
