@@ -48,6 +48,9 @@
 // OPENRNN_STD_WGMMA=0|1 (read once per process): the same for the Hopper (wgmma + TMA) step kernel
 // (standard_wgmma.cuh), which takes precedence over the mma.sync one; unset = use_wgmma_step(). OPENRNN_STD_TRACE=1:
 // its block shape on stderr.
+// OPENRNN_STD_STEP_LT_TILE=-1|<cublasLtMatmulTile_t id> (read once per process): the 16-bit split state's cuBLAS step
+// GEMM never on cuBLASLt, or on that tile wherever cuBLASLt offers it; unset = std_step_lt_tile() in
+// standard_forward.cu.
 // OPENRNN_STD_PDL=0 (read once per process): the 16-bit step kernels launched plainly; unset = every step after a
 // layer and direction's first is a programmatic dependent of the one before it (std_step_pdl, standard_plan.h).
 // OPENRNN_STD_WAVEFRONT=0|N (read once per process): STANDARD's layer wavefront off, or on with chunks of N steps
