@@ -104,6 +104,12 @@ Other:
                            Plain loops: for small problems only
   --strict                 exit with status 1 if any result is wrong: a disagreement, an error, or (with
                            --reference) an engine over the tolerance. Refusals and unsupported cases are not wrong
+  --isolate                run each problem of the grid in a process of its own (forked before this process
+                           touches the GPU), one after another, and print their rows as one table. On the GPU, rows
+                           in one process are not independent: once a process has run 8 kernels on streams other
+                           than its first (cuDNN's RNN does, on its internal streams), every kernel it launches
+                           afterwards takes ~0.35 us longer (H200), which costs openrnn's two-kernel cuBLAS steps
+                           ~0.7 us per step and cuDNN's rows nothing measurable (bench/README.md)
   --seed N                 seed of the random weights and inputs  [1234]
   --csv FILE               also write the CSV (with the '#' configuration lines) to FILE
   --tag TEXT               recorded in the configuration (e.g. the commit: --tag $(git rev-parse --short HEAD))
@@ -157,6 +163,10 @@ Options parse_options(int argc, char** argv) {
     }
     if (a == "--reference") {
       o.reference = true;
+      continue;
+    }
+    if (a == "--isolate") {
+      o.isolate = true;
       continue;
     }
     if (a == "--graph") {

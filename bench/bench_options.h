@@ -36,6 +36,7 @@ struct Options {
   std::string tag;
   bool reference = false;  // also check every engine against the float64 reference (small problems)
   bool strict = false;     // exit status 1 when any result is wrong (for ctest)
+  bool isolate = false;    // each problem in a child process of its own (--isolate)
   bool help = false;
 };
 

@@ -2,8 +2,11 @@
 // CPU) on identical weights and inputs, checks that their outputs agree, then times both. `--help` documents the
 // options, what is timed and how, and the output columns.
 #include <omp.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -115,6 +118,28 @@ std::string csv(const Row& r) {
   return s.str();
 }
 
+// Every problem of the grid, in the order its rows are printed.
+std::vector<std::unique_ptr<Problem>> grid(const Options& o) {
+  std::vector<std::unique_ptr<Problem>> problems;
+  for (openrnn_cell cell : o.cells)
+    for (openrnn_data_type t : o.dtypes)
+      for (bool tr : o.training)
+        for (int L : o.layers)
+          for (int D : o.dirs)
+            for (int H : o.hidden)
+              for (int B : o.batch)
+                for (int T : o.seq)
+                  for (int I : o.input) {
+                    auto p = std::make_unique<Problem>();
+                    p->cell = cell; p->dtype = t; p->training = tr;
+                    p->B = B; p->H = H; p->I = I ? I : H; p->T = T; p->L = L; p->D = D;
+                    p->P = o.proj;
+                    p->math = o.math;
+                    problems.push_back(std::move(p));
+                  }
+  return problems;
+}
+
 int run(const Options& o) {
   Out out(o.csv);
   std::unique_ptr<Device> dev = o.cuda ? make_cuda_device(o.ordinal) : make_cpu_device();
@@ -166,23 +191,7 @@ int run(const Options& o) {
   int failures = 0;  // rows or reference checks that show a wrong result (--strict turns them into exit status 1)
   // Geometric mean of ratio against the comparator's best, per openrnn algorithm label.
   std::map<std::string, std::pair<double, int>> geo;
-  std::vector<std::unique_ptr<Problem>> problems;
-  for (openrnn_cell cell : o.cells)
-    for (openrnn_data_type t : o.dtypes)
-      for (bool tr : o.training)
-        for (int L : o.layers)
-          for (int D : o.dirs)
-            for (int H : o.hidden)
-              for (int B : o.batch)
-                for (int T : o.seq)
-                  for (int I : o.input) {
-                    auto p = std::make_unique<Problem>();
-                    p->cell = cell; p->dtype = t; p->training = tr;
-                    p->B = B; p->H = H; p->I = I ? I : H; p->T = T; p->L = L; p->D = D;
-                    p->P = o.proj;
-                    p->math = o.math;
-                    problems.push_back(std::move(p));
-                  }
+  const std::vector<std::unique_ptr<Problem>> problems = grid(o);
 
   for (const auto& pp : problems) {
     const Problem& p = *pp;
@@ -329,6 +338,142 @@ int run(const Options& o) {
   return o.strict && failures > 0 ? 1 : 0;
 }
 
+// --isolate. One problem's options: the grid reduced to that problem.
+Options row_options(const Options& o, const Problem& p) {
+  Options one = o;
+  one.isolate = false;
+  one.csv.clear();
+  one.cells = {p.cell};
+  one.dtypes = {p.dtype};
+  one.training = {p.training};
+  one.layers = {p.L};
+  one.dirs = {p.D};
+  one.hidden = {p.H};
+  one.batch = {p.B};
+  one.seq = {p.T};
+  one.input = {p.I};
+  return one;
+}
+
+// Runs run(one) in a forked child whose stdout is a pipe; returns what it printed and sets *status (waitpid's).
+// Forked before this process has made any CUDA or openrnn call, so the child starts clean.
+std::string run_child(const Options& one, int* status) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("--isolate: pipe() failed");
+  std::cout.flush();
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("--isolate: fork() failed");
+  if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[1]);
+    int rc = 1;
+    try {
+      rc = run(one);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "openrnn-bench: %s\n", e.what());
+    }
+    std::cout.flush();
+    std::fflush(stdout);
+    _exit(rc);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n > 0) text.append(buf, static_cast<size_t>(n));
+    else if (errno != EINTR) break;
+  }
+  close(fds[0]);
+  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+  }
+  return text;
+}
+
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> f;
+  std::stringstream ss(line);
+  std::string item;
+  while (std::getline(ss, item, ',')) f.push_back(item);
+  return f;
+}
+
+// Each problem in a process of its own (run_child), one after another. Printed: the first child's configuration
+// lines and header, a line saying the rows are isolated, every child's rows and reference-check lines, then the
+// geometric means and the count of wrong results over all children. A child that ends without its summary (a
+// crash, a signal) counts as a wrong result and makes the exit status 1.
+int run_isolated(const Options& o) {
+  Out out(o.csv);
+  const auto problems = grid(o);
+  const std::string header = "cell,dtype,mode,B,H,I,T,layers,dirs,algo,";
+  std::map<std::string, std::pair<double, int>> geo;  // as in run(): per openrnn algorithm, against the best
+  std::string comp_name = "none";
+  int failures = 0;
+  bool abnormal = false;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    int status = 0;
+    const std::string text = run_child(row_options(o, *problems[i]), &status);
+    std::istringstream in(text);
+    std::vector<std::vector<std::string>> rows;
+    bool summary = false, in_config = i == 0;
+    for (std::string line; std::getline(in, line);) {
+      const std::string wrong = "# wrong results (disagreements, errors, reference checks over tolerance): ";
+      if (line.rfind(wrong, 0) == 0) {
+        failures += std::atoi(line.c_str() + wrong.size());
+        summary = true;
+      } else if (line.rfind("# geomean", 0) == 0 || line.rfind("# load average at end", 0) == 0) {
+        continue;
+      } else if (line.rfind(header, 0) == 0) {
+        if (in_config) {
+          out.line("# --isolate: each of the " + std::to_string(problems.size()) +
+                   " problems ran in a process of its own; the configuration lines are the first one's");
+          out.line(line);
+        }
+        in_config = false;
+      } else if (line.rfind('#', 0) == 0) {
+        if (in_config || line.rfind("# reference check", 0) == 0) out.line(line);
+      } else if (!line.empty()) {
+        out.line(line);
+        rows.push_back(csv_fields(line));
+      }
+    }
+    const bool ok_exit = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1);
+    if (!summary || !ok_exit) {
+      abnormal = true;
+      ++failures;
+      out.line("# --isolate: the process of problem " + std::to_string(i + 1) + " (" + problems[i]->describe() +
+               ") ended without its summary (" +
+               (WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                    : "exit status " + std::to_string(WEXITSTATUS(status))) +
+               ")");
+    }
+    // run()'s geometric mean counts each openrnn row against the comparator's best: the "best:" row where the
+    // comparator ran several algorithms, else its one row.
+    bool has_best = false;
+    for (const auto& r : rows) has_best = has_best || (r.size() == 18 && r[13].rfind("best:", 0) == 0);
+    for (const auto& r : rows) {
+      if (r.size() != 18 || r[17] != "ok" || r[13] == "none") continue;
+      if (has_best != (r[13].rfind("best:", 0) == 0)) continue;
+      const double ratio = std::strtod(r[15].c_str(), nullptr);
+      if (!(ratio > 0)) continue;
+      comp_name = r[12];
+      auto& g = geo[r[9].rfind("auto:", 0) == 0 ? std::string("auto") : r[9]];
+      g.first += std::log(ratio);
+      g.second += 1;
+    }
+  }
+  for (const auto& g : geo) {
+    std::ostringstream s;
+    s << "# geomean ratio (" << comp_name << " best / openrnn " << g.first << ") over " << g.second.second
+      << " problems: " << format_double(std::exp(g.second.first / g.second.second), 4);
+    out.line(s.str());
+  }
+  out.line("# load average at end: " + loadavg());
+  out.line("# wrong results (disagreements, errors, reference checks over tolerance): " + std::to_string(failures));
+  return abnormal || (o.strict && failures > 0) ? 1 : 0;
+}
+
 }  // namespace
 }  // namespace bench
 }  // namespace openrnn
@@ -347,7 +492,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
-    return run(o);
+    return o.isolate ? run_isolated(o) : run(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "openrnn-bench: %s\n", e.what());
     return 1;
