@@ -26,7 +26,8 @@
 #   --bench-variants "A=1 A=0"  run the bench once per environment assignment, rows marked by variant
 #   --no-sanitizer, --no-bench, --no-tests, --no-persistent (skip the OPENRNN_TEST_ALGO=persistent pass),
 #   --no-standard (skip the OPENRNN_TEST_ALGO=standard pass)
-#   -- ARGS             openrnn-bench arguments (default: a small LSTM/GRU grid, standard algorithm vs cuDNN)
+#   -- ARGS             openrnn-bench arguments (default: a small LSTM/GRU grid, standard algorithm vs cuDNN, each
+#                       row in a process of its own: --isolate)
 # Logs: one file per step under $OUT (or ./gpu-suite-out when OUT is unset); at most 8 files, the device tool's limit.
 # The summary table (pass/fail/skip per step, sanitizer error counts, bench rows) is printed last.
 set -uo pipefail
@@ -72,7 +73,8 @@ while [ $# -gt 0 ]; do
     *) echo "gpu-suite: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#bench_args[@]} -gt 0 ] || bench_args=(--cell lstm,gru --batch 16,64 --hidden 512,1024 --seq 100
+# --isolate: each row in a process of its own, so that no openrnn row is timed after cuDNN's calls (bench/README.md).
+[ ${#bench_args[@]} -gt 0 ] || bench_args=(--isolate --cell lstm,gru --batch 16,64 --hidden 512,1024 --seq 100
                                            --dtype float32,float16 --mode inference,training --algo standard
                                            --warmup 2 --reps 10)
 out=${OUT:-$root/gpu-suite-out}
