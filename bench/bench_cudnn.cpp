@@ -97,15 +97,10 @@ class CudnnComparator final : public Comparator {
     if (algos_.size() != (algos.empty() ? 4u : algos.size()))
       throw std::runtime_error("--cudnn-algos: names are standard, persist_static, persist_static_small_h, "
                                "persist_dynamic");
-    ck(cudnnCreate(&h_), "cudnnCreate");
-    ck(cudnnSetStream(h_, static_cast<cudaStream_t>(gpu.stream())), "cudnnSetStream");
-    // Dropout is off (p = 0); cuDNN still wants a descriptor with its RNG states.
-    ck(cudnnDropoutGetStatesSize(h_, &dropout_bytes_), "cudnnDropoutGetStatesSize");
-    dropout_states_ = Buffer(dev_, dropout_bytes_);
-    ck(cudnnSetDropoutDescriptor(dropout_.d, h_, 0.0f, dropout_states_.get(), dropout_bytes_, 0),
-       "cudnnSetDropoutDescriptor");
   }
-  ~CudnnComparator() override { cudnnDestroy(h_); }
+  ~CudnnComparator() override {
+    if (h_) cudnnDestroy(h_);
+  }
 
   std::string name() const override { return "cuDNN"; }
   std::vector<std::string> describe() const override {
@@ -121,6 +116,7 @@ class CudnnComparator final : public Comparator {
 
   std::vector<CompResult> run(const Problem& p, const ProblemData& d, const CheckFn& check,
                               const Timing& timing) override {
+    open_handle();
     std::vector<CompResult> out;
     for (const auto& a : algos_) {
       CompResult r;
@@ -393,6 +389,29 @@ class CudnnComparator final : public Comparator {
         }
       }
     return slots;
+  }
+
+  // The handle and the dropout descriptor's RNG states, made at the first run() (after openrnn's first problem has
+  // been timed), not at construction: with them made before openrnn's timing (cudnnCreate, the states' allocation
+  // and their cudnn::initstates kernel), openrnn's LSTM float16 inference B = 64 H = 2048 read 2.0-2.8% slower than
+  // in processes without cuDNN, in four runs of session 71 on three machine starts (docs/performance.md).
+  // A failure leaves no handle behind (the next run() tries again) and throws, as construction used to.
+  void open_handle() {
+    if (h_) return;
+    cudnnHandle_t h = nullptr;
+    ck(cudnnCreate(&h), "cudnnCreate");
+    try {
+      ck(cudnnSetStream(h, static_cast<cudaStream_t>(dev_.stream())), "cudnnSetStream");
+      // Dropout is off (p = 0); cuDNN still wants a descriptor with its RNG states.
+      ck(cudnnDropoutGetStatesSize(h, &dropout_bytes_), "cudnnDropoutGetStatesSize");
+      dropout_states_ = Buffer(dev_, dropout_bytes_);
+      ck(cudnnSetDropoutDescriptor(dropout_.d, h, 0.0f, dropout_states_.get(), dropout_bytes_, 0),
+         "cudnnSetDropoutDescriptor");
+    } catch (...) {
+      cudnnDestroy(h);
+      throw;
+    }
+    h_ = h;
   }
 
   Device& dev_;
