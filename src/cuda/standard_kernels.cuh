@@ -90,13 +90,31 @@ struct FwdStep {
   __device__ void put_y(int b, int u, S v) const { st(y + y_rows.row(t, b) * y_width + y_col + u, v); }
 };
 
+// The biases the *_unit_in forms add: bias(0, k, j) = b_ih of gate row j = k*H + u, bias(1, k, j) = b_hh (0 where
+// absent). FwdBias reads them from p; fwd_pointwise passes values it loaded into registers before its wait.
+template <typename T, typename S>
+struct FwdBias {
+  const FwdStep<T, S>& p;
+  __device__ __forceinline__ S operator()(int hh, int, int j) const { return p.bias(hh ? p.bhh : p.bih, j); }
+};
+// The recurrent product of gate k (row j = k*H + u): gh(k, j) where the functor takes the gate too (values already in
+// registers, fwd_pointwise), else gh(j).
+template <typename GhFn>
+__device__ __forceinline__ auto gh_at(const GhFn& gh, int k, int j) {
+  if constexpr (std::is_invocable<GhFn, int, int>::value)
+    return gh(k, j);
+  else
+    return gh(j);
+}
+
 // The pointwise part of one unit (b, u) of a step; gh(j) returns the recurrent part of gate row j (j = k*H + u)
 // without bias. Shared by the GEMM + pointwise path and the fused kernel (standard_fused.cuh). The *_in forms take the
 // step's other inputs through functors too: gx(k) = the input projection of gate k of this unit, and the previous c
 // (LSTM) or h (GRU), so that a caller may have loaded them earlier (standard_wgmma.cuh: into registers before its
 // main loop); the plain forms read them from p.
-template <typename T, typename S, typename GhFn, typename GxFn, typename CFn>
-__device__ __forceinline__ void lstm_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx, CFn cprev) {
+template <typename T, typename S, typename GhFn, typename GxFn, typename CFn, typename BiasFn>
+__device__ __forceinline__ void lstm_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx, CFn cprev,
+                                             BiasFn bias) {
   const int H = p.H, GH = 4 * H;
   const long long idx = (long long)b * H + u;
   const bool proj = p.htil != nullptr;
@@ -116,7 +134,7 @@ __device__ __forceinline__ void lstm_unit_in(const FwdStep<T, S>& p, int b, int 
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     const int j = k * H + u;
-    pre[k] = gx(k) + gh(j) + p.bias(p.bih, j) + p.bias(p.bhh, j);
+    pre[k] = gx(k) + gh_at(gh, k, j) + bias(0, k, j) + bias(1, k, j);
   }
   cell::LstmAct<S> a;
   S c, h;
@@ -135,6 +153,11 @@ __device__ __forceinline__ void lstm_unit_in(const FwdStep<T, S>& p, int b, int 
     p.put_h(b, u, h);
     p.put_y(b, u, h);
   }
+}
+
+template <typename T, typename S, typename GhFn, typename GxFn, typename CFn>
+__device__ __forceinline__ void lstm_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx, CFn cprev) {
+  lstm_unit_in(p, b, u, gh, gx, cprev, FwdBias<T, S>{p});
 }
 
 template <typename T, typename S, typename GhFn>
@@ -177,8 +200,9 @@ __global__ void proj_post_kernel(const FwdStep<T, S> p) {
   }
 }
 
-template <typename T, typename S, typename GhFn, typename GxFn, typename HFn>
-__device__ __forceinline__ void gru_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx, HFn hprev) {
+template <typename T, typename S, typename GhFn, typename GxFn, typename HFn, typename BiasFn>
+__device__ __forceinline__ void gru_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx, HFn hprev,
+                                            BiasFn bias) {
   const int H = p.H, GH = 3 * H;
   const long long idx = (long long)b * H + u;
   if (!p.active(b)) {
@@ -189,9 +213,9 @@ __device__ __forceinline__ void gru_unit_in(const FwdStep<T, S>& p, int b, int u
     if (p.hn) p.hn[idx] = S(0);
     return;
   }
-  const S xr = gx(0) + p.bias(p.bih, u), xz = gx(1) + p.bias(p.bih, H + u), xn = gx(2) + p.bias(p.bih, 2 * H + u);
-  const S hr = gh(u) + p.bias(p.bhh, u), hz = gh(H + u) + p.bias(p.bhh, H + u),
-          hn = gh(2 * H + u) + p.bias(p.bhh, 2 * H + u);
+  const S xr = gx(0) + bias(0, 0, u), xz = gx(1) + bias(0, 1, H + u), xn = gx(2) + bias(0, 2, 2 * H + u);
+  const S hr = gh_at(gh, 0, u) + bias(1, 0, u), hz = gh_at(gh, 1, H + u) + bias(1, 1, H + u),
+          hn = gh_at(gh, 2, 2 * H + u) + bias(1, 2, 2 * H + u);
   S r, z, n, h;
   cell::gru_forward(xr, xz, xn, hr, hz, hn, hprev(), r, z, n, h);
   if (p.acts) {
@@ -203,6 +227,11 @@ __device__ __forceinline__ void gru_unit_in(const FwdStep<T, S>& p, int b, int u
   if (p.hn) p.hn[idx] = hn;
   p.put_h(b, u, h);
   p.put_y(b, u, h);
+}
+
+template <typename T, typename S, typename GhFn, typename GxFn, typename HFn>
+__device__ __forceinline__ void gru_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx, HFn hprev) {
+  gru_unit_in(p, b, u, gh, gx, hprev, FwdBias<T, S>{p});
 }
 
 template <typename T, typename S, typename GhFn>
@@ -258,8 +287,8 @@ __global__ void gru_rb2_kernel(const FwdStep<T, S> p) {
   p.put_y(b, u, h);
 }
 
-template <typename T, typename S, typename GhFn, typename GxFn>
-__device__ __forceinline__ void rnn_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx) {
+template <typename T, typename S, typename GhFn, typename GxFn, typename BiasFn>
+__device__ __forceinline__ void rnn_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx, BiasFn bias) {
   const long long idx = (long long)b * p.H + u;
   if (!p.active(b)) {
     p.carry_h(b, u);
@@ -267,11 +296,16 @@ __device__ __forceinline__ void rnn_unit_in(const FwdStep<T, S>& p, int b, int u
     if (p.acts) p.acts[idx] = S(0);
     return;
   }
-  const S pre = gx(0) + gh(u) + p.bias(p.bih, u) + p.bias(p.bhh, u);
+  const S pre = gx(0) + gh_at(gh, 0, u) + bias(0, 0, u) + bias(1, 0, u);
   const S h = cell::rnn_forward(pre, p.relu);
   if (p.acts) p.acts[idx] = h;
   p.put_h(b, u, h);
   p.put_y(b, u, h);
+}
+
+template <typename T, typename S, typename GhFn, typename GxFn>
+__device__ __forceinline__ void rnn_unit_in(const FwdStep<T, S>& p, int b, int u, GhFn gh, GxFn gx) {
+  rnn_unit_in(p, b, u, gh, gx, FwdBias<T, S>{p});
 }
 
 template <typename T, typename S, typename GhFn>
@@ -322,6 +356,17 @@ struct CellInputs {
       gru_unit_in(p, b, u, gh, gx, [this] { return prev; });
     else
       rnn_unit_in(p, b, u, gh, gx);
+  }
+  // The same with the biases passed in (bias(hh, k, j), as FwdBias) and gh(k, j) taking the gate index.
+  template <typename T, typename GhFn, typename BiasFn>
+  __device__ __forceinline__ void run_pre(const FwdStep<T, float>& p, int b, int u, GhFn gh, BiasFn bias) const {
+    auto gx = [this](int g) { return x[g]; };
+    if constexpr (CELL == 0)
+      lstm_unit_in(p, b, u, gh, gx, [this] { return prev; }, bias);
+    else if constexpr (CELL == 1)
+      gru_unit_in(p, b, u, gh, gx, [this] { return prev; }, bias);
+    else
+      rnn_unit_in(p, b, u, gh, gx, bias);
   }
 };
 
@@ -633,17 +678,35 @@ __device__ __forceinline__ void fwd_pointwise(const FwdStep<T, S>& p) {
   const int b = idx / p.H, u = idx % p.H;
   if constexpr (std::is_same<S, float>::value) {
     if (p.gh) {
+      constexpr int G = CellInputs<CELL>::G;
       CellInputs<CELL> in;
       in.load(p, b, u, valid);
       if (valid) in.prefetch_next(p, b, u);
+      // The biases too (weights, written before the GEMM), and after the wait every product value of the unit, all
+      // into registers before the cell's first operation: one round trip for the lot. Left to the compiler, the
+      // float16 LSTM kernel issued two of its eight product loads and some bias loads after the first gate's
+      // arithmetic (SASS, session 71), a second round trip on every step's critical path.
+      float bi[G], bh[G];
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        bi[g] = valid ? p.bias(p.bih, g * p.H + u) : 0.f;
+        bh[g] = valid ? p.bias(p.bhh, g * p.H + u) : 0.f;
+      }
       pw_enter();
       if (!valid) return;
-      const S* gh = p.gh + (long long)b * p.gh_ld;
+      const S* gh = p.gh + (long long)b * p.gh_ld + u;
       const int lo = p.gh_lo;
+      float hi[G], lv[G];
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        hi[g] = gh[g * p.H];
+        lv[g] = lo ? gh[g * p.H + lo] : 0.f;
+      }
+      auto bias = [&bi, &bh](int hh, int k, int) { return hh ? bh[k] : bi[k]; };
       if (lo)
-        in.run(p, b, u, [gh, lo](int j) { return gh[j] + gh[j + lo]; });
+        in.run_pre(p, b, u, [&hi, &lv](int k, int) { return hi[k] + lv[k]; }, bias);
       else
-        in.run(p, b, u, [gh](int j) { return gh[j]; });
+        in.run_pre(p, b, u, [&hi](int k, int) { return hi[k]; }, bias);
       return;
     }
   }
