@@ -325,6 +325,32 @@ inline double rel_err(const std::vector<double>& a, const std::vector<double>& b
   return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
 }
 
+// rel_err over the steps of a [T, B, W] sequence tensor (y, dx) within each sequence's length; a step past it must
+// hold the same value in both (the fill value, dx's zeros), else inf, as for an unwritten (NaN) element. Over the
+// whole tensor the fill (-7.5) at padded steps dominates ‖b‖ and hides the valid steps' error: in session 72's ragged
+// two-layer LSTM case by 133x in y (TF32: 1.3e-6 whole, 1.75e-4 on the valid steps) and 44x in dx.
+inline double seq_err(const Problem& pr, const std::vector<double>& got, const std::vector<double>& want) {
+  const size_t TB = static_cast<size_t>(pr.T) * pr.B;
+  if (got.size() != want.size() || pr.lengths.empty() || TB == 0 || got.size() % TB != 0) return rel_err(got, want);
+  const int W = static_cast<int>(got.size() / TB);
+  std::vector<double> g, w;
+  g.reserve(got.size());
+  w.reserve(got.size());
+  for (int t = 0; t < pr.T; ++t)
+    for (int b = 0; b < pr.B; ++b) {
+      const size_t o = pr.vec(t, b, W);
+      for (int i = 0; i < W; ++i) {
+        if (t < pr.len(b)) {
+          g.push_back(got[o + i]);
+          w.push_back(want[o + i]);
+        } else if (!(got[o + i] == want[o + i])) {
+          return INFINITY;
+        }
+      }
+    }
+  return rel_err(g, w);
+}
+
 inline bool bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
