@@ -215,10 +215,10 @@ class FwdRun {
     // The reduced state (M = B) has its own measured rule (use_mma_step_reduced): no Hopper step unless forced.
     const bool mma_rule = reduced_ ? use_mma_step_reduced(d, cfg.data_type) : use_mma_step(d, cfg.data_type);
     if constexpr (sizeof(T) == 2) {
+      maps_.sms = c.ctx.props.multiProcessorCount;  // before wgmma_prepare, whose shape may depend on it
       wgmma_ = aligned && (!reduced_ || wgmma_override() == 1) &&
                use_wgmma_step(d, cfg.data_type, c.ctx.props.major, c.ctx.props.minor, mma_rule) &&
                wgmma_prepare(d, Whh_, hs_, c.s.slots, reduced_ ? 1 : 2, maps_);
-      maps_.sms = c.ctx.props.multiProcessorCount;
     }
     mma_ = !wgmma_ && mma_rule && aligned;
     fused_ = fused && !mma_ && !wgmma_;

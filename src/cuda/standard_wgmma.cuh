@@ -521,10 +521,20 @@ template <typename T, int CELL>
 void launch_cell(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device,
                  cudaStream_t st) {
   constexpr int G = Gates<CELL>::value;
-  if (m.MB == 128)
+  if (m.MB == 128 && m.UB == small_units(G))  // the tall tile (OPENRNN_STD_WGMMA_TALL)
+    launch<T, CELL, 128, (G == 1 ? 64 : 16)>(p, m, slot, terms, pdl, device, st);
+  else if (m.MB == 128)
     launch<T, CELL, 128, (G == 1 ? 128 : 32)>(p, m, slot, terms, pdl, device, st);
   else
     launch<T, CELL, 64, (G == 1 ? 64 : 16)>(p, m, slot, terms, pdl, device, st);
+}
+
+// OPENRNN_STD_WGMMA_TALL (developer switch, read once): "1" runs the 128-row tile with the small shape's units (N = 64
+// / 48 / 64) where the rule picks the small shape and its grid has more CTAs than the device has SMs (two 64-row CTAs
+// share an SM there; one 128-row CTA loads each W_hh box once for both); unset / "0": the rule's two shapes only.
+inline bool tall_on() {
+  static const bool on = env_switch01("OPENRNN_STD_WGMMA_TALL") == 1;
+  return on;
 }
 
 }  // namespace wg
@@ -617,6 +627,7 @@ bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int ter
   const bool big = ((M + 127) / 128) * ((H + ub_big - 1) / ub_big) >= 100;
   m.MB = big ? 128 : 64;
   m.UB = big ? ub_big : wg::small_units(G);
+  if (!big && wg::tall_on() && ((M + 63) / 64) * ((H + m.UB - 1) / m.UB) > m.sms) m.MB = 128;
   wgmma_trace(d, G, m);
   const unsigned long long pitch = static_cast<unsigned long long>(2 * H / terms);  // row pitch: H (split) or 2H
   return wg::encode_map(&m.a, 3, hs, H, M, slots, pitch, static_cast<unsigned long long>(M) * pitch,
