@@ -20,45 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "lab_api.h"    // RNN_OK, fill<T>, split_list, median
 #include "lab_check.h"  // CK(x): a CUDA runtime call checked (exit 1 on error)
 #include "openrnn/openrnn.h"
 
 namespace {
-
-#define RNN_OK(x)                                                                                                 \
-  do {                                                                                                            \
-    openrnn_status s_ = (x);                                                                                      \
-    if (s_ != OPENRNN_STATUS_SUCCESS) {                                                                           \
-      std::fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #x, openrnn_status_string(s_),               \
-                   openrnn_last_error());                                                                         \
-      std::exit(1);                                                                                               \
-    }                                                                                                             \
-  } while (0)
-
-// Uniform values in [-scale, scale) from a hash of the index and a seed (deterministic, no host copies).
-template <typename T>
-__global__ void fill_kernel(T* p, size_t n, float scale, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    unsigned x = unsigned(i) * 2654435761u ^ seed;
-    x ^= x >> 15;
-    x *= 2246822519u;
-    x ^= x >> 13;
-    p[i] = T(((x & 0xffffff) / float(1 << 24) * 2.f - 1.f) * scale);
-  }
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  std::string t;
-  while (std::getline(ss, t, ',')) v.push_back(t);
-  return v;
-}
-
-float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 float to_float(unsigned short u, openrnn_data_type dt) {
   if (dt == OPENRNN_DATA_HALF) {
@@ -205,9 +171,9 @@ int main(int argc, char** argv) {
   openrnn_handle_t h0;
   RNN_OK(openrnn_create_handle(&h0, OPENRNN_DEVICE_CUDA, 0));
   std::printf("cell,dtype,algo,H,B,T,chunks,us_per_step,vs_one_call,max_abs_diff_y\n");
-  for (const auto& c : split(cells))
-    for (const auto& hs : split(hidden))
-      for (const auto& bs : split(batch)) {
+  for (const auto& c : split_list(cells))
+    for (const auto& hs : split_list(hidden))
+      for (const auto& bs : split_list(batch)) {
         const bool lstm = c != "gru";
         const int H = std::atoi(hs.c_str()), B = std::atoi(bs.c_str());
         openrnn_rnn_config cfg;
@@ -228,21 +194,14 @@ int main(int argc, char** argv) {
         CK(cudaMalloc(&hx, ns * es));
         CK(cudaMalloc(&cx, ns * es));
         const float ws = 1.f / std::sqrt(float(H));
-        if (dt == OPENRNN_DATA_HALF) {
-          fill_kernel<__half><<<256, 256>>>(static_cast<__half*>(w), wb / es, ws, 5);
-          fill_kernel<__half><<<256, 256>>>(static_cast<__half*>(x), nx, 1.f, 1);
-          fill_kernel<__half><<<256, 256>>>(static_cast<__half*>(hx), ns, .5f, 3);
-          fill_kernel<__half><<<256, 256>>>(static_cast<__half*>(cx), ns, .5f, 4);
-        } else {
-          fill_kernel<__nv_bfloat16><<<256, 256>>>(static_cast<__nv_bfloat16*>(w), wb / es, ws, 5);
-          fill_kernel<__nv_bfloat16><<<256, 256>>>(static_cast<__nv_bfloat16*>(x), nx, 1.f, 1);
-          fill_kernel<__nv_bfloat16><<<256, 256>>>(static_cast<__nv_bfloat16*>(hx), ns, .5f, 3);
-          fill_kernel<__nv_bfloat16><<<256, 256>>>(static_cast<__nv_bfloat16*>(cx), ns, .5f, 4);
-        }
+        fill16(dt, w, wb / es, ws, 5);
+        fill16(dt, x, nx, 1.f, 1);
+        fill16(dt, hx, ns, .5f, 3);
+        fill16(dt, cx, ns, .5f, 4);
         CK(cudaDeviceSynchronize());
         std::vector<unsigned short> y_ref, y;
         float one = 0;
-        for (const auto& ks : split(splits)) {
+        for (const auto& ks : split_list(splits)) {
           const int K = std::atoi(ks.c_str());
           if (K < 1 || B % K) continue;
           const Result r = run_variant(rd, dt, lstm, H, B, T, K, w, wb, x, hx, cx, y_ref, &y, reps, main_st, flush,

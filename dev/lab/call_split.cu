@@ -18,51 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "lab_api.h"    // RNN_OK, fill<T>, split_list, median
 #include "lab_check.h"  // CK(x): a CUDA runtime call checked (exit 1 on error)
 #include "openrnn/openrnn.h"
 
 namespace {
-
-#define RNN_OK(x)                                                                                                 \
-  do {                                                                                                            \
-    openrnn_status s_ = (x);                                                                                      \
-    if (s_ != OPENRNN_STATUS_SUCCESS) {                                                                           \
-      std::fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #x, openrnn_status_string(s_),               \
-                   openrnn_last_error());                                                                         \
-      std::exit(1);                                                                                               \
-    }                                                                                                             \
-  } while (0)
-
-// Uniform values in [-scale, scale) from a hash of the index (deterministic, no host copies).
-template <typename T>
-__global__ void fill_kernel(T* p, size_t n, float scale, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    unsigned x = unsigned(i) * 2654435761u ^ seed;
-    x ^= x >> 15;
-    x *= 2246822519u;
-    x ^= x >> 13;
-    const float u = (x & 0xffffff) / float(1 << 24) * 2.f - 1.f;
-    p[i] = T(u * scale);
-  }
-}
-
-template <typename T>
-void fill(void* p, size_t n, float scale, unsigned seed) {
-  if (n) fill_kernel<T><<<256, 256>>>(static_cast<T*>(p), n, scale, seed);
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  std::string t;
-  while (std::getline(ss, t, ',')) v.push_back(t);
-  return v;
-}
-
-float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Parts {
   float fwd = 0, bwd_data = 0, bwd_weights = 0, total = 0;  // µs per call
@@ -94,17 +54,11 @@ Parts time_case(openrnn_handle_t h, cudaStream_t st, openrnn_cell cell, openrnn_
   CK(cudaMalloc(&dw, wb));
   CK(cudaMalloc(&ws, std::max<size_t>(wsz, 1)));
   CK(cudaMalloc(&rs, std::max<size_t>(rsz, 1)));
-  auto fill16 = [dt](void* p, size_t n, float scale, unsigned seed) {
-    if (dt == OPENRNN_DATA_HALF)
-      fill<__half>(p, n, scale, seed);
-    else
-      fill<__nv_bfloat16>(p, n, scale, seed);
-  };
-  fill16(x, nx, 1.f, 1);
-  fill16(dy, nx, 1.f, 2);
-  fill16(hx, ns, 0.5f, 3);
-  fill16(cx, ns, 0.5f, 4);
-  fill16(w, wb / es, 0.0625f, 5);
+  fill16(dt, x, nx, 1.f, 1);
+  fill16(dt, dy, nx, 1.f, 2);
+  fill16(dt, hx, ns, 0.5f, 3);
+  fill16(dt, cx, ns, 0.5f, 4);
+  fill16(dt, w, wb / es, 0.0625f, 5);
   CK(cudaDeviceSynchronize());
   const bool lstm = cell == OPENRNN_CELL_LSTM;
   auto call = [&] {
@@ -211,14 +165,14 @@ int main(int argc, char** argv) {
   void* flush;
   CK(cudaMalloc(&flush, flush_bytes));
   std::vector<int> Ts;
-  for (const auto& s : split(seq)) Ts.push_back(std::atoi(s.c_str()));
+  for (const auto& s : split_list(seq)) Ts.push_back(std::atoi(s.c_str()));
   const openrnn_data_type dt = dtype == "bfloat16" ? OPENRNN_DATA_BFLOAT16 : OPENRNN_DATA_HALF;
   std::printf("cell,dtype,H,B,T,fwd_us,bwd_data_us,bwd_weights_us,total_us\n");
   std::vector<std::string> fits;
-  for (const auto& c : split(cells)) {
+  for (const auto& c : split_list(cells)) {
     const openrnn_cell cell = c == "gru" ? OPENRNN_CELL_GRU : OPENRNN_CELL_LSTM;
-    for (const auto& hs : split(hidden))
-      for (const auto& bs : split(batch)) {
+    for (const auto& hs : split_list(hidden))
+      for (const auto& bs : split_list(batch)) {
         const int H = std::atoi(hs.c_str()), B = std::atoi(bs.c_str());
         std::vector<float> y[4];
         for (int T : Ts) {

@@ -1,6 +1,6 @@
 // CK(x): the standalone lab programs' CUDA runtime check (print where and why, exit 1); CB(x) the same for a cuBLAS
 // status. Included by l2_affinity_probe, l2_pingpong, xproj_splitk and xproj_wave_split, which build alone with nvcc
-// (the include resolves next to them), and by call_split.
+// (the include resolves next to them), and by call_split and batch_split_probe.
 #pragma once
 
 #include <cuda_runtime.h>
