@@ -457,6 +457,19 @@ std::vector<MmaCase> mma_cases() {
     ragged(p);
     v.push_back({"gru_H1000_B200_big_tile_ragged", p});
   }
+  {  // The Hopper step kernel's tall tile (128 rows, the small shape's N = 48 for GRU), where the small shape's grid
+     // would have 7 x 32 = 224 CTAs (more than an H100's or H200's 132 SMs): M = 400 = 3 full blocks and one of 16
+     // rows, 32 blocks of 16 units (by wg::tall_rule; under OPENRNN_STD_WGMMA_TALL=0 the small shape)
+    Problem p = make(OPENRNN_CELL_GRU, 6, 512, 1, false, 3, 200);
+    ragged(p);
+    v.push_back({"gru_H512_B200_tall_tile_ragged", p});
+  }
+  {  // the same for LSTM (N = 64) with partial unit and k tiles: 392 units = 24.5 blocks of 16, K = 392 = 6 k blocks
+     // of 64 and one of 8; M = 360 = 2 full blocks and one of 104 rows (small shape: 6 x 25 = 150 CTAs)
+    Problem p = make(OPENRNN_CELL_LSTM, 6, 392, 1, false, 3, 180);
+    p.cfg.cell_clip = 0.8;
+    v.push_back({"lstm_H392_B180_tall_tile_clip", p});
+  }
   {  // H = 1024, B = 16: LSTM and GRU run the cuBLAS step by the rule (cublas_step_over_mma), in both modes
     Problem p = make(OPENRNN_CELL_LSTM, 8, 1024, 1, false, 3, 16);
     ragged(p);

@@ -521,7 +521,7 @@ template <typename T, int CELL>
 void launch_cell(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device,
                  cudaStream_t st) {
   constexpr int G = Gates<CELL>::value;
-  if (m.MB == 128 && m.UB == small_units(G))  // the tall tile (OPENRNN_STD_WGMMA_TALL)
+  if (m.MB == 128 && m.UB == small_units(G))  // the tall tile (tall_rule, OPENRNN_STD_WGMMA_TALL)
     launch<T, CELL, 128, (G == 1 ? 64 : 16)>(p, m, slot, terms, pdl, device, st);
   else if (m.MB == 128)
     launch<T, CELL, 128, (G == 1 ? 128 : 32)>(p, m, slot, terms, pdl, device, st);
@@ -529,12 +529,25 @@ void launch_cell(const FwdStep<T, float>& p, const Maps& m, int slot, int terms,
     launch<T, CELL, 64, (G == 1 ? 64 : 16)>(p, m, slot, terms, pdl, device, st);
 }
 
-// OPENRNN_STD_WGMMA_TALL (developer switch, read once): "1" runs the 128-row tile with the small shape's units (N = 64
-// / 48 / 64) where the rule picks the small shape and its grid has more CTAs than the device has SMs (two 64-row CTAs
-// share an SM there; one 128-row CTA loads each W_hh box once for both); unset / "0": the rule's two shapes only.
-inline bool tall_on() {
-  static const bool on = env_switch01("OPENRNN_STD_WGMMA_TALL") == 1;
-  return on;
+// OPENRNN_STD_WGMMA_TALL (developer switch, read once): "1" / "0" force the tall tile on / off wherever it can run
+// (the rule picks the small shape and its grid has more CTAs than the device has SMs: two 64-row CTAs share an SM
+// there, and one 128-row CTA with the small shape's units, N = 64 / 48 / 64, loads each W_hh box once for both);
+// unset: tall_rule.
+inline int tall_override() {
+  static const int o = env_switch01("OPENRNN_STD_WGMMA_TALL");
+  return o;
+}
+
+// Where the tall tile replaces the small shape by default (given that it can run): where its grid of n_tall CTAs (one
+// per SM: 512 threads at up to 128 registers, 144 KB of ring) takes no more waves than the small shape's n_small
+// (two per SM: 96 KB of ring each). Session 73 run 1 (H200, float16 / bfloat16, graph, µs/step, small -> tall,
+// LSTM and GRU at B = 128-512, H = 256-1024, every point where the tall tile could run): where this holds it won
+// at every point, inference -4% to -18% (GRU bfloat16 B = 256 H = 384 7.29 -> 6.12, LSTM float16 B = 256 H = 512
+// 9.06 -> 8.28), training -2% to -8%; where it does not (B = 160 H = 768: 240 small CTAs in one wave, 144 tall in
+// two) it lost 20-47% (LSTM float16 inference 10.51 -> 15.48).
+inline bool tall_rule(long long n_small, long long n_tall, int sms) {
+  const long long per_wave = sms > 0 ? sms : 1;
+  return (n_tall + per_wave - 1) / per_wave <= (n_small + 2 * per_wave - 1) / (2 * per_wave);
 }
 
 }  // namespace wg
@@ -627,7 +640,12 @@ bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int ter
   const bool big = ((M + 127) / 128) * ((H + ub_big - 1) / ub_big) >= 100;
   m.MB = big ? 128 : 64;
   m.UB = big ? ub_big : wg::small_units(G);
-  if (!big && wg::tall_on() && ((M + 63) / 64) * ((H + m.UB - 1) / m.UB) > m.sms) m.MB = 128;
+  const long long cols = (H + m.UB - 1) / m.UB;
+  const long long n_small = ((M + 63) / 64) * cols, n_tall = ((M + 127) / 128) * cols;
+  if (!big && n_small > m.sms) {  // the tall tile can run
+    const int o = wg::tall_override();
+    if (o >= 0 ? o == 1 : wg::tall_rule(n_small, n_tall, m.sms)) m.MB = 128;
+  }
   wgmma_trace(d, G, m);
   const unsigned long long pitch = static_cast<unsigned long long>(2 * H / terms);  // row pitch: H (split) or 2H
   return wg::encode_map(&m.a, 3, hs, H, M, slots, pitch, static_cast<unsigned long long>(M) * pitch,
