@@ -247,7 +247,7 @@ struct Gates {
 };
 
 // Block shape: MB rows of A (64 or 128), UB units.
-template <int CELL, int MB, int UB>
+template <int CELL, int MB, int UB, bool LEAN = false>
 struct Tile {
   static constexpr int G = Gates<CELL>::value;
   static constexpr int NB = G * UB;
@@ -261,13 +261,18 @@ struct Tile {
   // split into m64n32k16 / m64n24k16 it lost 9-13% at B = 64 H = 1024.
   // The producer warp: the first of the epilogue-only warpgroups where there are some (it idles in the main loop
   // otherwise, and 16 warps leave 128 registers per thread where 17 leave 96, which spilled), else a warp of its own.
+  // LEAN (the tall tile only, OPENRNN_STD_WGMMA_LEAN): two cell warpgroups and a ring of four stages, so that two
+  // CTAs fit an SM (registers capped for it: 288 threads at <= 112) and the next step's CTAs can start beside this
+  // step's under programmatic launch.
   static constexpr int MW = MB / 64;
-  static constexpr int CW = MB == 128 ? 4 : 1;
+  static constexpr int CW = MB == 128 ? (LEAN ? 2 : 4) : 1;
+  static constexpr int MINB = LEAN ? 2 : 1;  // CTAs per SM for __launch_bounds__
   static constexpr int PW = CW > MW ? MW * 4 : CW * 4;  // the producer's warp
   static constexpr int NTHREADS = CW * 128 + (PW < CW * 4 ? 0 : 32);
   static constexpr int R = NB / 2;  // accumulators per product thread
   static constexpr int A_BYTES = MB * kBK * 2, B_BYTES = NB * kBK * 2, STAGE = A_BYTES + B_BYTES;
-  static constexpr int STAGES = (200 * 1024) / STAGE < 6 ? (200 * 1024) / STAGE : 6;
+  static constexpr int MAXST = LEAN ? 4 : 6;
+  static constexpr int STAGES = (200 * 1024) / STAGE < MAXST ? (200 * 1024) / STAGE : MAXST;
   static constexpr int CLD = NB + 4;  // epilogue row stride (floats)
   static_assert(STAGES >= 3, "a ring of at least three stages");
   static_assert(size_t(MB) * CLD * 4 <= size_t(STAGES) * STAGE, "the epilogue tile fits over the ring");
@@ -278,14 +283,14 @@ struct Tile {
 // One step. mA: the state buffer as [slots][M][K] (terms rows per sequence) in boxes of MB rows, mW: W_hh as [G*H][K]
 // in boxes of UB rows; slot: the step's input slot. p: as for the pointwise kernels (gh unused). wpre: launched as a
 // programmatic dependent of the previous step, the number of stages whose W boxes go out before pdl_wait; else 0.
-template <typename T, int CELL, int MB, int UB>
-__global__ void __launch_bounds__(Tile<CELL, MB, UB>::NTHREADS, 1)
+template <typename T, int CELL, int MB, int UB, bool LEAN>
+__global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL, MB, UB, LEAN>::MINB)
     wgmma_fwd_kernel(const FwdStep<T, float> p, const __grid_constant__ CUtensorMap mA,
                      const __grid_constant__ CUtensorMap mW, int slot, int terms, int wpre) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // built without sm_90a (CMAKE_CUDA_ARCHITECTURES other than the default 90a): wgmma does not exist
 #else
-  using Cfg = Tile<CELL, MB, UB>;
+  using Cfg = Tile<CELL, MB, UB, LEAN>;
   constexpr int G = Cfg::G, R = Cfg::R, STAGES = Cfg::STAGES, CW = Cfg::CW, MW = Cfg::MW, PW = Cfg::PW;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* base =
@@ -483,6 +488,7 @@ bool encode_map(CUtensorMap* m, int rank, const T* base, unsigned long long d0, 
 struct Maps {
   CUtensorMap a, w;
   int MB = 0, UB = 0;  // block shape (the maps' boxes: MB rows of the state, UB rows of W_hh)
+  bool lean = false;   // the tall tile's two-per-SM form (Tile's LEAN)
   int sms = 0;         // the device's SM count (the launch's carveout, one_wave_carveout)
 };
 
@@ -495,11 +501,11 @@ inline int carveout(long long blocks, int sms) {
 
 // pdl: a programmatic dependent of the previous kernel on st (that kernel must be this layer and direction's previous
 // step: the kernel reads W_hh before pdl_wait()).
-template <typename T, int CELL, int MB, int UB>
+template <typename T, int CELL, int MB, int UB, bool LEAN = false>
 void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device, cudaStream_t st) {
-  using Cfg = Tile<CELL, MB, UB>;
+  using Cfg = Tile<CELL, MB, UB, LEAN>;
   const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
-  const auto kernel = &wgmma_fwd_kernel<T, CELL, MB, UB>;
+  const auto kernel = &wgmma_fwd_kernel<T, CELL, MB, UB, LEAN>;
   {
     static std::mutex mu;
     static std::vector<int> done;
@@ -507,7 +513,9 @@ void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool
   }
   StepLaunch how;
   how.pdl = pdl;
-  how.carveout = carveout(static_cast<long long>(grid.x) * grid.y, m.sms);
+  // LEAN: all of the SM's shared memory, so that a second CTA fits beside the first
+  how.carveout = LEAN ? static_cast<int>(cudaSharedmemCarveoutMaxShared)
+                      : carveout(static_cast<long long>(grid.x) * grid.y, m.sms);
   launch_step_ex(kernel, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, how, p, m.a, m.w, slot, terms,
                  pdl ? kWpre : 0);
   OPENRNN_LAUNCH_CHECK("wgmma_fwd_kernel");
@@ -521,7 +529,9 @@ template <typename T, int CELL>
 void launch_cell(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device,
                  cudaStream_t st) {
   constexpr int G = Gates<CELL>::value;
-  if (m.MB == 128 && m.UB == small_units(G))  // the tall tile (tall_rule, OPENRNN_STD_WGMMA_TALL)
+  if (m.MB == 128 && m.UB == small_units(G) && m.lean)  // the tall tile, two CTAs per SM
+    launch<T, CELL, 128, (G == 1 ? 64 : 16), true>(p, m, slot, terms, pdl, device, st);
+  else if (m.MB == 128 && m.UB == small_units(G))  // the tall tile (tall_rule, OPENRNN_STD_WGMMA_TALL)
     launch<T, CELL, 128, (G == 1 ? 64 : 16)>(p, m, slot, terms, pdl, device, st);
   else if (m.MB == 128)
     launch<T, CELL, 128, (G == 1 ? 128 : 32)>(p, m, slot, terms, pdl, device, st);
@@ -537,14 +547,24 @@ inline int tall_override() {
   static const int o = env_switch01("OPENRNN_STD_WGMMA_TALL");
   return o;
 }
+// OPENRNN_STD_WGMMA_LEAN (developer switch, read once): "1" runs the tall tile, wherever it runs, in its two-per-SM
+// form (Tile's LEAN). Not yet a rule (the whole suite has not run with it). Session 73 runs 3-4 (H200, float16, graph,
+// µs/step, tall -> lean): where the tall grid has more CTAs than SMs (144 / 192 at B = 160-384, H = 384-1024)
+// inference -9% to -21% (LSTM B = 192 H = 1024 21.71 -> 17.56), training -5% to -12%; where it has at most as many
+// (B = 160-512, H = 256-512: 96-128) inference +43% to +58% (LSTM B = 256 H = 512 8.28 -> 11.85), training +19% to
+// +26%. The candidate rule: lean where n_tall > SMs (dev/lab/std_wgmma_lean_rule.diff).
+inline bool lean_on() {
+  static const bool on = env_switch01("OPENRNN_STD_WGMMA_LEAN") == 1;
+  return on;
+}
 
 // Where the tall tile replaces the small shape by default (given that it can run): where its grid of n_tall CTAs (one
-// per SM: 512 threads at up to 128 registers, 144 KB of ring) takes no more waves than the small shape's n_small
-// (two per SM: 96 KB of ring each). Session 73 run 1 (H200, float16 / bfloat16, graph, µs/step, small -> tall,
-// LSTM and GRU at B = 128-512, H = 256-1024, every point where the tall tile could run): where this holds it won
-// at every point, inference -4% to -18% (GRU bfloat16 B = 256 H = 384 7.29 -> 6.12, LSTM float16 B = 256 H = 512
-// 9.06 -> 8.28), training -2% to -8%; where it does not (B = 160 H = 768: 240 small CTAs in one wave, 144 tall in
-// two) it lost 20-47% (LSTM float16 inference 10.51 -> 15.48).
+// per SM: 144 KB of ring) takes no more waves than the small shape's n_small (two per SM: 96 KB of ring each).
+// Session 73 run 1 (H200, float16 / bfloat16, graph, µs/step, small -> tall, LSTM and GRU at B = 128-512,
+// H = 256-1024, every point where the tall tile could run): where this holds it won at every point, inference -4% to
+// -18% (GRU bfloat16 B = 256 H = 384 7.29 -> 6.12, LSTM float16 B = 256 H = 512 9.06 -> 8.28), training -2% to -8%;
+// where it does not (B = 160 H = 768: 240 small CTAs in one wave, 144 tall in two) it lost 20-47% (LSTM float16
+// inference 10.51 -> 15.48).
 inline bool tall_rule(long long n_small, long long n_tall, int sms) {
   const long long per_wave = sms > 0 ? sms : 1;
   return (n_tall + per_wave - 1) / per_wave <= (n_small + 2 * per_wave - 1) / (2 * per_wave);
@@ -623,7 +643,8 @@ inline void wgmma_trace(const StdDims& d, int G, const wg::Maps& m) {
   static std::mutex mu;
   static std::set<std::string> seen;
   char b[160];
-  snprintf(b, sizeof b, "openrnn STANDARD wgmma step: B=%d H=%d G=%d block %dx%d", d.B, d.H, G, m.MB, G * m.UB);
+  snprintf(b, sizeof b, "openrnn STANDARD wgmma step: B=%d H=%d G=%d block %dx%d%s", d.B, d.H, G, m.MB, G * m.UB,
+           m.lean ? " lean" : "");
   std::lock_guard<std::mutex> lock(mu);
   if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
 }
@@ -640,11 +661,15 @@ bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int ter
   const bool big = ((M + 127) / 128) * ((H + ub_big - 1) / ub_big) >= 100;
   m.MB = big ? 128 : 64;
   m.UB = big ? ub_big : wg::small_units(G);
+  m.lean = false;
   const long long cols = (H + m.UB - 1) / m.UB;
   const long long n_small = ((M + 63) / 64) * cols, n_tall = ((M + 127) / 128) * cols;
   if (!big && n_small > m.sms) {  // the tall tile can run
     const int o = wg::tall_override();
-    if (o >= 0 ? o == 1 : wg::tall_rule(n_small, n_tall, m.sms)) m.MB = 128;
+    if (o >= 0 ? o == 1 : wg::tall_rule(n_small, n_tall, m.sms)) {
+      m.MB = 128;
+      m.lean = wg::lean_on();
+    }
   }
   wgmma_trace(d, G, m);
   const unsigned long long pitch = static_cast<unsigned long long>(2 * H / terms);  // row pitch: H (split) or 2H
