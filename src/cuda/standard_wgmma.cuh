@@ -551,7 +551,7 @@ inline int tall_override() {
 // form (Tile's LEAN). Not yet a rule (the whole suite has not run with it). Session 73 runs 3-4 (H200, float16, graph,
 // µs/step, tall -> lean): where the tall grid has more CTAs than SMs (144 / 192 at B = 160-384, H = 384-1024)
 // inference -9% to -21% (LSTM B = 192 H = 1024 21.71 -> 17.56), training -5% to -12%; where it has at most as many
-// (B = 160-512, H = 256-512: 96-128) inference +43% to +58% (LSTM B = 256 H = 512 8.28 -> 11.85), training +19% to
+// (B = 160-512, H = 256-512: 72-128) inference +43% to +58% (LSTM B = 256 H = 512 8.28 -> 11.85), training +19% to
 // +26%. The candidate rule: lean where n_tall > SMs (dev/lab/std_wgmma_lean_rule.diff).
 inline bool lean_on() {
   static const bool on = env_switch01("OPENRNN_STD_WGMMA_LEAN") == 1;
@@ -560,11 +560,11 @@ inline bool lean_on() {
 
 // Where the tall tile replaces the small shape by default (given that it can run): where its grid of n_tall CTAs (one
 // per SM: 144 KB of ring) takes no more waves than the small shape's n_small (two per SM: 96 KB of ring each).
-// Session 73 run 1 (H200, float16 / bfloat16, graph, µs/step, small -> tall, LSTM and GRU at B = 128-512,
-// H = 256-1024, every point where the tall tile could run): where this holds it won at every point, inference -4% to
-// -18% (GRU bfloat16 B = 256 H = 384 7.29 -> 6.12, LSTM float16 B = 256 H = 512 9.06 -> 8.28), training -2% to -8%;
-// where it does not (B = 160 H = 768: 240 small CTAs in one wave, 144 tall in two) it lost 20-47% (LSTM float16
-// inference 10.51 -> 15.48).
+// Session 73 run 1 (H200, float16 / bfloat16, training float16 only, graph, µs/step, small -> tall, LSTM and GRU at
+// B = 128-512, H = 256-1024, every point where the tall tile could run): where this holds it won at every point,
+// inference -4% to -18% (GRU bfloat16 B = 256 H = 384 7.29 -> 6.12, LSTM float16 B = 256 H = 512 9.06 -> 8.28),
+// training -2% to -8%; where it does not (B = 160 H = 768: 240 small CTAs in one wave, 144 tall in two) it lost 20-47%
+// (LSTM float16 inference 10.51 -> 15.48).
 inline bool tall_rule(long long n_small, long long n_tall, int sms) {
   const long long per_wave = sms > 0 ? sms : 1;
   return (n_tall + per_wave - 1) / per_wave <= (n_small + 2 * per_wave - 1) / (2 * per_wave);
