@@ -62,8 +62,8 @@ class StepBarrier {
 // jobs) every synchronisation can wait a scheduler time slice, so small problems run on the calling thread alone.
 // Measured (2026-11-21, shared 2-core AMD EPYC, load ~11): LSTM B=1 H=128 (64K multiply-adds per step) ran
 // 5.5 us/step on one thread, 60-280 us/step on two.
-// OPENRNN_CPU_MIN_WORK_PER_THREAD (read once; 1 forces every loop onto all threads) exists so that tests can run the
-// multi-threaded paths on small problems.
+// OPENRNN_CPU_MIN_WORK_PER_THREAD (read once; 1 forces every loop onto all threads) lets a run take the
+// multi-threaded paths on small problems (no test or tool sets it today).
 inline size_t min_work_per_thread() {
   static const size_t v = [] {
     const char* e = std::getenv("OPENRNN_CPU_MIN_WORK_PER_THREAD");

@@ -73,8 +73,8 @@ int persist_v9_mode() { return env_switch01("OPENRNN_PERSIST_V9"); }
 
 int v9_nbs_forced() { return env_int("OPENRNN_PERSIST_V9_NBS"); }
 
-// OPENRNN_PERSIST_V10 (developer switch, read at every call): "0" the forward never takes the v10 tensor-core kernel
-// for H = 1024, "1" takes it first wherever its plan fits; OPENRNN_PERSIST_V10_NBS=n: only tiles of n sequences.
+// OPENRNN_PERSIST_V10 (developer switch, read at every call): "0" the forward never takes a v10 kernel (any H,
+// float32 included), "1" takes it first wherever its plan fits; OPENRNN_PERSIST_V10_NBS=n: only tiles of n sequences.
 int persist_v10_mode() { return env_switch01("OPENRNN_PERSIST_V10"); }
 
 int v10_nbs_forced() { return env_int("OPENRNN_PERSIST_V10_NBS"); }
