@@ -470,6 +470,12 @@ std::vector<MmaCase> mma_cases() {
     p.cfg.cell_clip = 0.8;
     v.push_back({"lstm_H392_B180_tall_tile_clip", p});
   }
+  {  // the tall tile two CTAs per SM (wg::lean_rule: its grid, 3 x 48 = 144 CTAs, exceeds an H100's or H200's 132
+     // SMs): M = 384 = three 128-row blocks, 768 units = 48 blocks of 16
+    Problem p = make(OPENRNN_CELL_LSTM, 6, 768, 1, false, 3, 192);
+    ragged(p);
+    v.push_back({"lstm_H768_B192_tall_tile_two_per_sm_ragged", p});
+  }
   {  // H = 1024, B = 16: LSTM and GRU run the cuBLAS step by the rule (cublas_step_over_mma), in both modes
     Problem p = make(OPENRNN_CELL_LSTM, 8, 1024, 1, false, 3, 16);
     ragged(p);

@@ -49,7 +49,8 @@
 // (standard_wgmma.cuh), which takes precedence over the mma.sync one; unset = use_wgmma_step(). OPENRNN_STD_TRACE=1:
 // its block shape on stderr. OPENRNN_STD_WGMMA_TALL=0|1 (read once per process): its 128-row tile on the small
 // shape's units never / wherever the small shape's grid has more CTAs than SMs (wgmma_prepare); unset = wg::tall_rule.
-// OPENRNN_STD_WGMMA_LEAN=1 (read once per process): that tile two CTAs per SM (Tile's LEAN); unset = off.
+// OPENRNN_STD_WGMMA_LEAN=0|1 (read once per process): that tile two CTAs per SM (Tile's LEAN) never / wherever it
+// runs; unset = wg::lean_rule.
 // OPENRNN_STD_STEP_LT_TILE=-1|<cublasLtMatmulTile_t id> (read once per process): the 16-bit split state's cuBLAS step
 // GEMM never on cuBLASLt, or on that tile wherever cuBLASLt offers it; unset = std_step_lt_tile() in
 // standard_forward.cu.

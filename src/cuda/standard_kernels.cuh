@@ -370,6 +370,24 @@ struct CellInputs {
   }
 };
 
+// One unit's biases in registers (b_ih and b_hh of each of the G gates; 0 where absent or u >= H), loaded ahead of the
+// cell with CellInputs by the step kernels whose threads run the cell on one unit only (standard_wgmma.cuh), and
+// passed to CellInputs::run_pre as its bias functor: the same values, added in the same order, as FwdBias reads.
+template <int CELL>
+struct CellBias {
+  static constexpr int G = CellInputs<CELL>::G;
+  float v[2][G];
+  template <typename T>
+  __device__ __forceinline__ void load(const FwdStep<T, float>& p, int u) {
+#pragma unroll
+    for (int k = 0; k < G; ++k) {
+      v[0][k] = u < p.H ? p.bias(p.bih, k * p.H + u) : 0.f;
+      v[1][k] = u < p.H ? p.bias(p.bhh, k * p.H + u) : 0.f;
+    }
+  }
+  __device__ __forceinline__ float operator()(int hh, int k, int) const { return v[hh][k]; }
+};
+
 // ---- backward ------------------------------------------------------------------------------------------------------
 // dh_next: gradient w.r.t. the state after step t (from steps processed later in the forward), without y's part.
 // The kernels write dh_prev's direct part (GRU z*dh, or the carried gradient on an inactive step); the caller's

@@ -333,8 +333,14 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL,
   constexpr int CT = CW * 128, E = (MB / 2) * UB / CT;  // consumer threads; elements per consumer thread
   static_assert((MB / 2) * UB % CT == 0, "whole elements per consumer thread");
   CellInputs<CELL> in[E];
+  // Every element of a consumer thread has the same unit (CT is a multiple of UB), so its biases are one CellBias. They
+  // are loaded with the other inputs: read in the cell, as FwdBias does, they were global loads after the previous
+  // element's stores, one round trip per element (session 74's phase profile: the cell took ~2000 cycles per element).
+  static_assert(CT % UB == 0, "one unit per consumer thread");
+  CellBias<CELL> bias;
   // (The producer warp, where it runs the cell too, loads its inputs after issuing its loads.)
   auto load_inputs = [&] {
+    if (staged) bias.load(p, u0 + tid % UB);  // b_ih, b_hh: never written by a forward call
     pdl_wait();
     if (staged) {
 #pragma unroll
@@ -416,26 +422,32 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL,
     const int wr = warp / 4, q = warp % 4;
     const int r0 = 64 * wr + 16 * q + (lane >> 2), c0 = 2 * (lane & 3);
 #pragma unroll
-    for (int i = 0; i < R; ++i) {
-      const int row = r0 + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + c0 + (i & 1);
-      Cs[row * Cfg::CLD + col] = acc[i];
+    for (int i = 0; i < R; i += 2) {  // registers i, i + 1: columns col, col + 1 (CLD is even: 8-byte aligned)
+      const int row = r0 + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + c0;
+      *reinterpret_cast<float2*>(Cs + row * Cfg::CLD + col) = make_float2(acc[i], acc[i + 1]);
     }
   }
   __syncthreads();
 
-  // Cell: (sequence bl, unit ul) pairs, units fastest (coalesced state / y accesses); gh(j) = row hi + row lo of the
-  // column of gate row j = g*H + u.
+  // Cell: (sequence bl, unit ul) pairs, units fastest (coalesced state / y accesses); gh of gate g = row hi + row lo
+  // of the gate's column. Every element's gh is read from Cs before the first element's stores: the compiler may not
+  // move a read of Cs (a generic pointer) above a global store, so read in turn they tied each element's cell to the
+  // previous one's stores.
   if (staged) {
     if (warp < CW * 4) {
+      float gv[E][G];
 #pragma unroll
       for (int i = 0; i < E; ++i) {
-        const int e = tid + i * CT, bl = e / UB, ul = e % UB, b = b0 + bl, u = u0 + ul;
+        const int e = tid + i * CT;
+        const float* c = Cs + (2 * (e / UB)) * Cfg::CLD + e % UB;  // rows past M / units past H: zero, never used
+#pragma unroll
+        for (int g = 0; g < G; ++g) gv[i][g] = c[g * UB] + c[g * UB + Cfg::CLD];
+      }
+#pragma unroll
+      for (int i = 0; i < E; ++i) {
+        const int e = tid + i * CT, b = b0 + e / UB, u = u0 + e % UB;
         if (b >= p.B || u >= H) continue;
-        const float* c = Cs + (2 * bl) * Cfg::CLD + ul;
-        in[i].run(p, b, u, [c, H](int j) {
-          const float* cj = c + (j / H) * UB;
-          return cj[0] + cj[Cfg::CLD];
-        });
+        in[i].run_pre(p, b, u, [&gv, i](int g, int) { return gv[i][g]; }, bias);
       }
     }
   } else {
@@ -547,15 +559,17 @@ inline int tall_override() {
   static const int o = env_switch01("OPENRNN_STD_WGMMA_TALL");
   return o;
 }
-// OPENRNN_STD_WGMMA_LEAN (developer switch, read once): "1" runs the tall tile, wherever it runs, in its two-per-SM
-// form (Tile's LEAN). Not yet a rule (the whole suite has not run with it). Session 73 runs 3-4 (H200, float16, graph,
-// µs/step, tall -> lean): where the tall grid has more CTAs than SMs (144 / 192 at B = 160-384, H = 384-1024)
-// inference -9% to -21% (LSTM B = 192 H = 1024 21.71 -> 17.56), training -5% to -12%; where it has at most as many
-// (B = 160-512, H = 256-512: 72-128) inference +43% to +58% (LSTM B = 256 H = 512 8.28 -> 11.85), training +19% to
-// +26%. The candidate rule: lean where n_tall > SMs (dev/lab/std_wgmma_lean_rule.diff).
-inline bool lean_on() {
-  static const bool on = env_switch01("OPENRNN_STD_WGMMA_LEAN") == 1;
-  return on;
+// OPENRNN_STD_WGMMA_LEAN (developer switch, read once): the tall tile in its two-per-SM form (Tile's LEAN). Unset:
+// where the tall grid has more CTAs than SMs (two tall CTAs of one step then share an SM instead of running in two
+// waves); "0" / "1" force it off / on wherever the tall tile runs. Session 74 run 1 (H200, float16, graph, µs/step,
+// mean of two rounds, LEAN=0 -> the rule) at 144-192 tall CTAs (B = 160-384, H = 384-1024): inference -8% to -21%
+// (LSTM B = 192 H = 1024 21.69 -> 17.51), training -4% to -11%; the other 14 points of its grid within 0.6%. Where the
+// tall grid has at most as many CTAs as SMs (72-128) lean lost 43-58% / 19-26% (session 73 runs 3-4): run 2 found
+// most of that loss under programmatic launch (the next step's CTAs start beside this step's, some SMs then hold two
+// of one step's CTAs; without it lean loses 8-14%).
+inline bool lean_rule(long long n_tall, int sms) {
+  static const int o = env_switch01("OPENRNN_STD_WGMMA_LEAN");
+  return o >= 0 ? o == 1 : n_tall > sms;
 }
 
 // Where the tall tile replaces the small shape by default (given that it can run): where its grid of n_tall CTAs (one
@@ -668,7 +682,7 @@ bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int ter
     const int o = wg::tall_override();
     if (o >= 0 ? o == 1 : wg::tall_rule(n_small, n_tall, m.sms)) {
       m.MB = 128;
-      m.lean = wg::lean_on();
+      m.lean = wg::lean_rule(n_tall, m.sms);
     }
   }
   wgmma_trace(d, G, m);
