@@ -476,6 +476,14 @@ std::vector<MmaCase> mma_cases() {
     ragged(p);
     v.push_back({"lstm_H768_B192_tall_tile_two_per_sm_ragged", p});
   }
+  {  // The Hopper step's folded state rows (B % 8 == 0: each sequence's hi and lo products summed in the MMA's
+     // registers; encode_fold_map) in its 64-row shape (M = 256: 4 x 32 = 128 CTAs, by the rule at H = 384-512 from
+     // B = 96), both directions at once, ragged. (The tall and lean cases above with B = 200 / 192 fold too; those
+     // with B = 180 and 70 keep the rows apart.)
+    Problem p = make(OPENRNN_CELL_LSTM, 8, 512, 1, true, 5, 128);
+    ragged(p);
+    v.push_back({"lstm_H512_B128_bidir_fold_ragged", p});
+  }
   {  // H = 1024, B = 16: LSTM and GRU run the cuBLAS step by the rule (cublas_step_over_mma), in both modes
     Problem p = make(OPENRNN_CELL_LSTM, 8, 1024, 1, false, 3, 16);
     ragged(p);

@@ -28,11 +28,13 @@
 // blocks of 64 (one 128-byte swizzle row) through an STAGES-deep ring: stage s holds A [MB][64] and W [NB][64] (gate
 // g's UB rows at row g*UB), filled by one TMA box for A and G boxes for W, completing on full[s]; the product warps
 // free it on empty[s] once their MMAs that read it have retired (wgmma.wait_group 1: the MMAs of the next block stay in
-// flight). After the loop the accumulators go to shared memory as float32 [MB][NB + 4] (over the drained ring) and the
-// consumer threads run the cell (lstm_unit_in / gru_unit_in / rnn_unit_in, the code of the
-// pointwise kernels) on (sequence, unit) pairs with gh(j) = row hi + row lo of that column: the same float operations
-// as the other step paths; only the product's own summation order differs. Padding: rows past M, units past H (their W
-// rows are the next gate's or zero-filled: their columns are never read) and k past K are zero-filled by the TMA unit.
+// flight). After the loop the accumulators go to shared memory as float32 [MB][NB + 8] (over the drained ring) and the
+// consumer threads run the cell (lstm_unit_in / gru_unit_in / rnn_unit_in, the code of the pointwise kernels) on
+// (sequence, unit) pairs with gh(j) = row hi + row lo of that column: the same float operations as the other step
+// paths; only the product's own summation order differs. With B % 8 == 0 (fold) the A box is read in an order that
+// puts each sequence's hi and lo rows in the same thread's accumulators, which add them before the store (the same
+// sum, half the shared-memory traffic; encode_fold_map). Padding: rows past M, units past H (their W rows are the next
+// gate's or zero-filled: their columns are never read) and k past K are zero-filled by the TMA unit.
 // Requirements: H % 8 == 0 (the tensor map's row pitch is a multiple of 16 bytes), W_hh and the state buffer 16-byte
 // aligned (checked by FwdRun), sm_90a. Deterministic: fixed summation order, no atomics.
 #pragma once
@@ -224,6 +226,22 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
       : "memory");
 }
+__device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, int c3,
+                                            uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar))
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_5d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, int c3, int c4,
+                                            uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5, "
+      "%6}], [%7];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(smem_u32(bar))
+      : "memory");
+}
 // Waits for the phase of parity `parity` of this CTA's mbarrier to complete (acquire at CTA scope, the default: the TMA
 // unit's writes into this CTA are visible after it, as CUTLASS's pipelines rely on).
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
@@ -273,20 +291,25 @@ struct Tile {
   static constexpr int A_BYTES = MB * kBK * 2, B_BYTES = NB * kBK * 2, STAGE = A_BYTES + B_BYTES;
   static constexpr int MAXST = LEAN ? 4 : 6;
   static constexpr int STAGES = (200 * 1024) / STAGE < MAXST ? (200 * 1024) / STAGE : MAXST;
-  static constexpr int CLD = NB + 4;  // epilogue row stride (floats)
+  // Epilogue row stride (floats): = 8 mod 32, so that a half-warp's float2 stores (rows r..r+3, column pairs 0-6) hit
+  // 32 distinct banks.
+  static constexpr int CLD = NB + 8;
   static_assert(STAGES >= 3, "a ring of at least three stages");
   static_assert(size_t(MB) * CLD * 4 <= size_t(STAGES) * STAGE, "the epilogue tile fits over the ring");
   // ring (1024-aligned) | full[STAGES] | empty[STAGES]; + 1024 for aligning the dynamic base.
   static constexpr size_t smem_bytes = size_t(STAGES) * STAGE + 2 * STAGES * 8 + 1024;
 };
 
-// One step. mA: the state buffer as [slots][M][K] (terms rows per sequence) in boxes of MB rows, mW: W_hh as [G*H][K]
-// in boxes of UB rows; slot: the step's input slot. p: as for the pointwise kernels (gh unused). wpre: launched as a
-// programmatic dependent of the previous step, the number of stages whose W boxes go out before pdl_wait; else 0.
-template <typename T, int CELL, int MB, int UB, bool LEAN>
+// One step. mA: the state buffer as [slots][M][K] (terms rows per sequence) in boxes of MB rows, or with fold its
+// [slots][B/8][2][8][K] view (encode_fold_map); mW: W_hh as [G*H][K] in boxes of UB rows; slot: the step's input slot.
+// p: as for the pointwise kernels (gh unused). wpre: launched as a programmatic dependent of the previous step, the
+// number of stages whose W boxes go out before pdl_wait; else 0. fold: Maps::fold, FOLD = fold != 0 (a template
+// parameter: in session 75's run 2 the kernel with both epilogues behind a runtime flag took 2-4% longer on its
+// unfolded path than the kernel without the fold, which erased the fold's gain).
+template <typename T, int CELL, int MB, int UB, bool LEAN, bool FOLD>
 __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL, MB, UB, LEAN>::MINB)
     wgmma_fwd_kernel(const FwdStep<T, float> p, const __grid_constant__ CUtensorMap mA,
-                     const __grid_constant__ CUtensorMap mW, int slot, int terms, int wpre) {
+                     const __grid_constant__ CUtensorMap mW, int slot, int terms, int wpre, int fold) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // built without sm_90a (CMAKE_CUDA_ARCHITECTURES other than the default 90a): wgmma does not exist
 #else
@@ -368,8 +391,18 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL,
 
   if (warp == PW) {
     // Producer: lane 0 fills the ring. The first pre stages' W boxes go out before pdl_wait(), their A boxes (the
-    // state the previous step writes) after it.
+    // state the previous step writes) after it. fold: the A box is the [MB/16][2][8][64] view (hi rows 16j..16j+7,
+    // lo rows 16j+8..16j+15 of sequences 8j..8j+7), at coordinates (k, 0, 0, sequence group, slot) (rank 5) or (k, 0,
+    // 0, slot * B/8 + sequence group) (rank 4).
     if (lane == 0) {
+      auto load_a = [&](int kb, unsigned char* st, uint64_t* bar) {
+        if (FOLD && fold == 2)
+          tma_load_4d(st, &mA, kb * kBK, 0, 0, slot * (p.B / 8) + m0 / 16, bar);
+        else if (FOLD)
+          tma_load_5d(st, &mA, kb * kBK, 0, 0, m0 / 16, slot, bar);
+        else
+          tma_load_3d(st, &mA, kb * kBK, m0, slot, bar);
+      };
       auto load_w = [&](int kb, unsigned char* st, uint64_t* bar) {
 #pragma unroll
         for (int g = 0; g < G; ++g)
@@ -381,13 +414,13 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL,
         load_w(kb, base + size_t(kb) * Cfg::STAGE, &full[kb]);
       }
       pdl_wait();
-      for (int kb = 0; kb < pre; ++kb) tma_load_3d(base + size_t(kb) * Cfg::STAGE, &mA, kb * kBK, m0, slot, &full[kb]);
+      for (int kb = 0; kb < pre; ++kb) load_a(kb, base + size_t(kb) * Cfg::STAGE, &full[kb]);
       for (int kb = pre; kb < KB; ++kb) {
         const int s = kb % STAGES;
         if (kb >= STAGES) mbar_wait(&empty[s], unsigned((kb / STAGES - 1) & 1));
         unsigned char* st = base + size_t(s) * Cfg::STAGE;
         persist::mbar_arrive_expect_tx_cta(&full[s], Cfg::STAGE);
-        tma_load_3d(st, &mA, kb * kBK, m0, slot, &full[s]);
+        load_a(kb, st, &full[s]);
         load_w(kb, st, &full[s]);
       }
     } else {
@@ -420,11 +453,23 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL,
 
   if (warp < MW * 4) {
     const int wr = warp / 4, q = warp % 4;
-    const int r0 = 64 * wr + 16 * q + (lane >> 2), c0 = 2 * (lane & 3);
+    const int c0 = 2 * (lane & 3);
+    if constexpr (FOLD) {
+      // Registers i, i + 1 (i % 4 == 0) hold row 16q + lane/4 of the warp's rows, the hi row of sequence
+      // 32 wr + 8 q + lane/4, and i + 2, i + 3 the same columns of row 16q + lane/4 + 8, its lo row: gh = hi + lo, the
+      // cell's sum, formed here (one row per sequence in Cs, half the stores).
+      const int row = 32 * wr + 8 * q + (lane >> 2);
 #pragma unroll
-    for (int i = 0; i < R; i += 2) {  // registers i, i + 1: columns col, col + 1 (CLD is even: 8-byte aligned)
-      const int row = r0 + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + c0;
-      *reinterpret_cast<float2*>(Cs + row * Cfg::CLD + col) = make_float2(acc[i], acc[i + 1]);
+      for (int i = 0; i < R; i += 4)
+        *reinterpret_cast<float2*>(Cs + row * Cfg::CLD + 8 * (i >> 2) + c0) =
+            make_float2(acc[i] + acc[i + 2], acc[i + 1] + acc[i + 3]);
+    } else {
+      const int r0 = 64 * wr + 16 * q + (lane >> 2);
+#pragma unroll
+      for (int i = 0; i < R; i += 2) {  // registers i, i + 1: columns col, col + 1 (CLD is even: 8-byte aligned)
+        const int row = r0 + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + c0;
+        *reinterpret_cast<float2*>(Cs + row * Cfg::CLD + col) = make_float2(acc[i], acc[i + 1]);
+      }
     }
   }
   __syncthreads();
@@ -439,9 +484,10 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL,
 #pragma unroll
       for (int i = 0; i < E; ++i) {
         const int e = tid + i * CT;
-        const float* c = Cs + (2 * (e / UB)) * Cfg::CLD + e % UB;  // rows past M / units past H: zero, never used
+        // rows past M / units past H: zero, never used
+        const float* c = Cs + (FOLD ? e / UB : 2 * (e / UB)) * Cfg::CLD + e % UB;
 #pragma unroll
-        for (int g = 0; g < G; ++g) gv[i][g] = c[g * UB] + c[g * UB + Cfg::CLD];
+        for (int g = 0; g < G; ++g) gv[i][g] = FOLD ? c[g * UB] : c[g * UB] + c[g * UB + Cfg::CLD];
       }
 #pragma unroll
       for (int i = 0; i < E; ++i) {
@@ -496,11 +542,46 @@ bool encode_map(CUtensorMap* m, int rank, const T* base, unsigned long long d0, 
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// The split state buffer hs ([slots][B][2][H]: hi then lo of each sequence, H % 8 == 0, B % 8 == 0) as the rank-5
+// tensor [slots][B/8][2][8][H] (strides 2BH, 16H, H, 2H elements), read in boxes of [1][MB/16][2][8][64]: in shared
+// memory a box is MB rows of 128 bytes, rows 16j..16j+7 the hi rows of the box's sequences 8j..8j+7 and rows
+// 16j+8..16j+15 their lo rows, so that a warpgroup MMA leaves each sequence's hi and lo products in the same thread
+// (rows r and r + 8 of the accumulator fragment). Sequences past B (whole groups of 8) are zero-filled. Where B is a
+// multiple of MB / 2 (no box crosses a slot) the slot and group dimensions are merged into one ([slots * B/8], rank
+// 4, box [MB/16][2][8][64]): session 75's run 2 (H200, float16 inference, B = 192 / 256, H = 512 / 1024) measured
+// it 0.1-1.6% faster than rank 5 at every point. Returns 2 (rank 4), 1 (rank 5) or 0 where the driver refuses it.
+template <typename T>
+int encode_fold_map(CUtensorMap* m, const T* hs, unsigned long long B, unsigned long long H, unsigned long long slots,
+                    unsigned MB) {
+  const auto fn = encode_fn();
+  if (!fn || B % 8 != 0 || H % 8 != 0 || MB % 16 != 0) return 0;
+  const CUtensorMapDataType dt =
+      std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const bool r4 = B % (MB / 2) == 0;  // boxes never cross a slot: slot and sequence group as one coordinate
+  const cuuint64_t dims[5] = {H, 8, 2, r4 ? slots * (B / 8) : B / 8, slots};
+  const cuuint64_t e = sizeof(T);
+  const cuuint64_t strides[4] = {2 * H * e, H * e, 16 * H * e, 2 * B * H * e};
+  const cuuint32_t box[5] = {static_cast<cuuint32_t>(kBK), 8, 2, MB / 16, 1};
+  const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
+  const bool ok = fn(m, dt, r4 ? 4 : 5, const_cast<T*>(hs), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  return ok ? (r4 ? 2 : 1) : 0;
+}
+
+// OPENRNN_STD_WGMMA_FOLD (developer switch, read once): "0" keeps the split state's hi and lo rows apart to the cell
+// (the [M][K] map; the cell adds them); unset / other: the folded view wherever it applies (B % 8 == 0, split state).
+inline bool fold_allowed() {
+  static const bool on = env_switch01("OPENRNN_STD_WGMMA_FOLD") != 0;
+  return on;
+}
+
 // The tensor maps of one layer and direction (the state buffer and W_hh) for the block shape chosen for (B, H).
 struct Maps {
   CUtensorMap a, w;
   int MB = 0, UB = 0;  // block shape (the maps' boxes: MB rows of the state, UB rows of W_hh)
   bool lean = false;   // the tall tile's two-per-SM form (Tile's LEAN)
+  int fold = 0;  // a is encode_fold_map's view (1: rank 5, 2: rank 4): the epilogue sums hi and lo rows
   int sms = 0;         // the device's SM count (the launch's carveout, one_wave_carveout)
 };
 
@@ -513,11 +594,12 @@ inline int carveout(long long blocks, int sms) {
 
 // pdl: a programmatic dependent of the previous kernel on st (that kernel must be this layer and direction's previous
 // step: the kernel reads W_hh before pdl_wait()).
-template <typename T, int CELL, int MB, int UB, bool LEAN = false>
-void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device, cudaStream_t st) {
+template <typename T, int CELL, int MB, int UB, bool LEAN, bool FOLD>
+void launch_kernel(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device,
+                   cudaStream_t st) {
   using Cfg = Tile<CELL, MB, UB, LEAN>;
   const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
-  const auto kernel = &wgmma_fwd_kernel<T, CELL, MB, UB, LEAN>;
+  const auto kernel = &wgmma_fwd_kernel<T, CELL, MB, UB, LEAN, FOLD>;
   {
     static std::mutex mu;
     static std::vector<int> done;
@@ -529,8 +611,15 @@ void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool
   how.carveout = LEAN ? static_cast<int>(cudaSharedmemCarveoutMaxShared)
                       : carveout(static_cast<long long>(grid.x) * grid.y, m.sms);
   launch_step_ex(kernel, grid, dim3(Cfg::NTHREADS), Cfg::smem_bytes, st, how, p, m.a, m.w, slot, terms,
-                 pdl ? kWpre : 0);
+                 pdl ? kWpre : 0, m.fold);
   OPENRNN_LAUNCH_CHECK("wgmma_fwd_kernel");
+}
+template <typename T, int CELL, int MB, int UB, bool LEAN = false>
+void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device, cudaStream_t st) {
+  if (m.fold)
+    launch_kernel<T, CELL, MB, UB, LEAN, true>(p, m, slot, terms, pdl, device, st);
+  else
+    launch_kernel<T, CELL, MB, UB, LEAN, false>(p, m, slot, terms, pdl, device, st);
 }
 
 // Units per block of the large (128-row) and the small (64-row) shape: N = G * UB = 128 / 96 (GRU) and 64 / 48.
@@ -657,8 +746,8 @@ inline void wgmma_trace(const StdDims& d, int G, const wg::Maps& m) {
   static std::mutex mu;
   static std::set<std::string> seen;
   char b[160];
-  snprintf(b, sizeof b, "openrnn STANDARD wgmma step: B=%d H=%d G=%d block %dx%d%s", d.B, d.H, G, m.MB, G * m.UB,
-           m.lean ? " lean" : "");
+  snprintf(b, sizeof b, "openrnn STANDARD wgmma step: B=%d H=%d G=%d block %dx%d%s%s", d.B, d.H, G, m.MB, G * m.UB,
+           m.lean ? " lean" : "", m.fold == 2 ? " fold (rank 4)" : (m.fold == 1 ? " fold (rank 5)" : ""));
   std::lock_guard<std::mutex> lock(mu);
   if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
 }
@@ -685,10 +774,15 @@ bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int ter
       m.lean = wg::lean_rule(n_tall, m.sms);
     }
   }
-  wgmma_trace(d, G, m);
   const unsigned long long pitch = static_cast<unsigned long long>(2 * H / terms);  // row pitch: H (split) or 2H
-  return wg::encode_map(&m.a, 3, hs, H, M, slots, pitch, static_cast<unsigned long long>(M) * pitch,
-                        static_cast<unsigned>(m.MB)) &&
+  m.fold = terms == 2 && d.B % 8 == 0 && wg::fold_allowed()
+               ? wg::encode_fold_map(&m.a, hs, static_cast<unsigned long long>(d.B),
+                                     static_cast<unsigned long long>(H), static_cast<unsigned long long>(slots),
+                                     static_cast<unsigned>(m.MB))
+               : 0;
+  wgmma_trace(d, G, m);
+  return (m.fold || wg::encode_map(&m.a, 3, hs, H, M, slots, pitch, static_cast<unsigned long long>(M) * pitch,
+                                   static_cast<unsigned>(m.MB))) &&
          wg::encode_map(&m.w, 2, W, H, G * H, 1, H, 0, static_cast<unsigned>(m.UB));
 }
 
