@@ -304,8 +304,8 @@ struct Tile {
 // [slots][B/8][2][8][K] view (encode_fold_map); mW: W_hh as [G*H][K] in boxes of UB rows; slot: the step's input slot.
 // p: as for the pointwise kernels (gh unused). wpre: launched as a programmatic dependent of the previous step, the
 // number of stages whose W boxes go out before pdl_wait; else 0. fold: Maps::fold, FOLD = fold != 0 (a template
-// parameter: in session 75's run 2 the kernel with both epilogues behind a runtime flag took 2-4% longer on its
-// unfolded path than the kernel without the fold, which erased the fold's gain).
+// parameter: in session 75's runs 2 and 4 the kernel with both epilogues behind a runtime flag took up to 6% longer on
+// its unfolded path than the kernel without the fold, which erased the fold's gain).
 template <typename T, int CELL, int MB, int UB, bool LEAN, bool FOLD>
 __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL, MB, UB, LEAN>::MINB)
     wgmma_fwd_kernel(const FwdStep<T, float> p, const __grid_constant__ CUtensorMap mA,
