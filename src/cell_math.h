@@ -22,6 +22,15 @@ template <typename S>
 OPENRNN_HD S sigmoid(S x) {
   return S(1) / (S(1) + exp_(-x));
 }
+// cell::sigmoid as a functor: the default of the forward functions' Sig parameter. A caller may pass another that
+// computes the same function (standard_wgmma.cuh's SigmoidNoBranch: the same operations without the division's
+// slow-path branch).
+struct Sigmoid {
+  template <typename S>
+  OPENRNN_HD S operator()(S x) const {
+    return sigmoid(x);
+  }
+};
 template <typename S>
 OPENRNN_HD S relu(S x) {
   return x > S(0) ? x : S(0);
@@ -35,12 +44,13 @@ struct LstmAct {
   S i, f, g, o;
 };
 
-template <typename S>
-OPENRNN_HD void lstm_forward(S pre_i, S pre_f, S pre_g, S pre_o, S c_prev, S clip, LstmAct<S>& a, S& c, S& h) {
-  a.i = sigmoid(pre_i);
-  a.f = sigmoid(pre_f);
+template <typename S, typename Sig = Sigmoid>
+OPENRNN_HD void lstm_forward(S pre_i, S pre_f, S pre_g, S pre_o, S c_prev, S clip, LstmAct<S>& a, S& c, S& h,
+                             Sig sig = Sig()) {
+  a.i = sig(pre_i);
+  a.f = sig(pre_f);
   a.g = tanh_(pre_g);
-  a.o = sigmoid(pre_o);
+  a.o = sig(pre_o);
   c = a.f * c_prev + a.i * a.g;
   if (clip > S(0)) c = c > clip ? clip : (c < -clip ? -clip : c);
   h = a.o * tanh_(c);
@@ -66,10 +76,10 @@ OPENRNN_HD void lstm_backward(const LstmAct<S>& a, S c, S c_prev, S clip, S dh, 
 
 // ---- GRU, linear-before-reset -------------------------------------------------------------------------------------
 // xr, xz, xn: W_i* x + b_i*;  hr, hz, hn: W_h* h + b_h*.  n = tanh(xn + r * hn), h' = (1 - z) n + z h.
-template <typename S>
-OPENRNN_HD void gru_forward(S xr, S xz, S xn, S hr, S hz, S hn, S h_prev, S& r, S& z, S& n, S& h) {
-  r = sigmoid(xr + hr);
-  z = sigmoid(xz + hz);
+template <typename S, typename Sig = Sigmoid>
+OPENRNN_HD void gru_forward(S xr, S xz, S xn, S hr, S hz, S hn, S h_prev, S& r, S& z, S& n, S& h, Sig sig = Sig()) {
+  r = sig(xr + hr);
+  z = sig(xz + hz);
   n = tanh_(xn + r * hn);
   h = (S(1) - z) * n + z * h_prev;
 }

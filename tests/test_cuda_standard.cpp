@@ -484,6 +484,13 @@ std::vector<MmaCase> mma_cases() {
     ragged(p);
     v.push_back({"lstm_H512_B128_bidir_fold_ragged", p});
   }
+  {  // The register cell (RegCell: the folded tiles but the lean one run the cell on the product's accumulators) on
+     // the tall tile (128 rows, N = 64: small shape 8 x 32 = 256 CTAs, tall 4 x 32 = 128, one per SM), ragged, so
+     // that carried sequences take its inactive path; the 128 x 128 / 96 tiles: lstm_H808_B200 and gru_H1000_B200
+    Problem p = make(OPENRNN_CELL_LSTM, 6, 512, 1, false, 3, 256);
+    ragged(p);
+    v.push_back({"lstm_H512_B256_tall_tile_reg_cell_ragged", p});
+  }
   {  // H = 1024, B = 16: LSTM and GRU run the cuBLAS step by the rule (cublas_step_over_mma), in both modes
     Problem p = make(OPENRNN_CELL_LSTM, 8, 1024, 1, false, 3, 16);
     ragged(p);

@@ -52,7 +52,8 @@
 // OPENRNN_STD_WGMMA_LEAN=0|1 (read once per process): that tile two CTAs per SM (Tile's LEAN) never / wherever it
 // runs; unset = wg::lean_rule.
 // OPENRNN_STD_WGMMA_FOLD=0 (read once per process): its split state's hi and lo rows summed by the cell, not in the
-// MMA's registers (encode_fold_map, B % 8 == 0).
+// MMA's registers (encode_fold_map, B % 8 == 0), and so its cell on the shared-memory epilogue, never on the product's
+// registers (RegCell).
 // OPENRNN_STD_STEP_LT_TILE=-1|<cublasLtMatmulTile_t id> (read once per process): the 16-bit split state's cuBLAS step
 // GEMM never on cuBLASLt, or on that tile wherever cuBLASLt offers it; unset = std_step_lt_tile() in
 // standard_forward.cu.

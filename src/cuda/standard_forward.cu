@@ -216,9 +216,14 @@ class FwdRun {
     const bool mma_rule = reduced_ ? use_mma_step_reduced(d, cfg.data_type) : use_mma_step(d, cfg.data_type);
     if constexpr (sizeof(T) == 2) {
       maps_.sms = c.ctx.props.multiProcessorCount;  // before wgmma_prepare, whose shape may depend on it
+      // The Hopper step's register cell (wg::RegCell, on its folded tiles) loads and stores unit pairs as vectors: gx,
+      // c, the activations and GRU's hn 8-byte aligned, y 4-byte aligned (every step's rows keep their base's
+      // alignment: the row strides are even). Elsewhere the step does not fold.
+      const auto al = [](const void* q, uintptr_t a) { return reinterpret_cast<uintptr_t>(q) % a == 0; };
+      const bool cell_aligned = al(gx_, 8) && al(cs_, 8) && al(acts_, 8) && al(hn_, 8) && al(p.y, 4);
       wgmma_ = aligned && (!reduced_ || wgmma_override() == 1) &&
                use_wgmma_step(d, cfg.data_type, c.ctx.props.major, c.ctx.props.minor, mma_rule) &&
-               wgmma_prepare(d, Whh_, hs_, c.s.slots, reduced_ ? 1 : 2, maps_);
+               wgmma_prepare(d, Whh_, hs_, c.s.slots, reduced_ ? 1 : 2, cell_aligned, maps_);
     }
     mma_ = !wgmma_ && mma_rule && aligned;
     fused_ = fused && !mma_ && !wgmma_;

@@ -33,8 +33,10 @@
 // (sequence, unit) pairs with gh(j) = row hi + row lo of that column: the same float operations as the other step
 // paths; only the product's own summation order differs. With B % 8 == 0 (fold) the A box is read in an order that
 // puts each sequence's hi and lo rows in the same thread's accumulators, which add them before the store (the same
-// sum, half the shared-memory traffic; encode_fold_map). Padding: rows past M, units past H (their W rows are the next
-// gate's or zero-filled: their columns are never read) and k past K are zero-filled by the TMA unit.
+// sum, half the shared-memory traffic; encode_fold_map), and then, but in the lean tile, the product warps run the cell
+// on their own accumulators instead (RegCell: no accumulator store, no epilogue-only warpgroups; session 76, H200:
+// -8% to -15% inference at B = 256 and at B = 192 H = 512). Padding: rows past M, units past H (their W rows are the
+// next gate's or zero-filled: their columns are never read) and k past K are zero-filled by the TMA unit.
 // Requirements: H % 8 == 0 (the tensor map's row pitch is a multiple of 16 bytes), W_hh and the state buffer 16-byte
 // aligned (checked by FwdRun), sm_90a. Deterministic: fixed summation order, no atomics.
 #pragma once
@@ -264,8 +266,8 @@ struct Gates {
   static constexpr int value = CELL == 0 ? 4 : (CELL == 1 ? 3 : 1);
 };
 
-// Block shape: MB rows of A (64 or 128), UB units.
-template <int CELL, int MB, int UB, bool LEAN = false>
+// Block shape: MB rows of A (64 or 128), UB units. REG: the cell runs on the product warps' accumulators (RegCell).
+template <int CELL, int MB, int UB, bool LEAN = false, bool REG = false>
 struct Tile {
   static constexpr int G = Gates<CELL>::value;
   static constexpr int NB = G * UB;
@@ -282,8 +284,10 @@ struct Tile {
   // LEAN (the tall tile only, OPENRNN_STD_WGMMA_LEAN): two cell warpgroups and a ring of four stages, so that two
   // CTAs fit an SM (registers capped for it: 288 threads at <= 112) and the next step's CTAs can start beside this
   // step's under programmatic launch.
+  // REG: the product warpgroups run the cell from their own registers, so there are no epilogue-only warpgroups and
+  // the producer is a warp of its own (MW * 128 + 32 threads: up to 224 registers each at MB = 128).
   static constexpr int MW = MB / 64;
-  static constexpr int CW = MB == 128 ? (LEAN ? 2 : 4) : 1;
+  static constexpr int CW = REG ? MW : (MB == 128 ? (LEAN ? 2 : 4) : 1);
   static constexpr int MINB = LEAN ? 2 : 1;  // CTAs per SM for __launch_bounds__
   static constexpr int PW = CW > MW ? MW * 4 : CW * 4;  // the producer's warp
   static constexpr int NTHREADS = CW * 128 + (PW < CW * 4 ? 0 : 32);
@@ -300,20 +304,208 @@ struct Tile {
   static constexpr size_t smem_bytes = size_t(STAGES) * STAGE + 2 * STAGES * 8 + 1024;
 };
 
-// One step. mA: the state buffer as [slots][M][K] (terms rows per sequence) in boxes of MB rows, or with fold its
-// [slots][B/8][2][8][K] view (encode_fold_map); mW: W_hh as [G*H][K] in boxes of UB rows; slot: the step's input slot.
-// p: as for the pointwise kernels (gh unused). wpre: launched as a programmatic dependent of the previous step, the
-// number of stages whose W boxes go out before pdl_wait; else 0. fold: Maps::fold, FOLD = fold != 0 (a template
-// parameter: in session 75's runs 2 and 4 the kernel with both epilogues behind a runtime flag took up to 6% longer on
-// its unfolded path than the kernel without the fold, which erased the fold's gain).
+// cell::sigmoid's operations (expf, then the IEEE reciprocal of y = 1 + exp(-x)) without the division's slow-path
+// branch, which kept the compiler from interleaving one element's cell with the next one's. y >= 1, so the
+// reciprocal's fast path (MUFU.RCP and one Newton step: the correctly rounded quotient, as the compiler's own code
+// computes it for y in [1, 2^126)) applies except for y >= 2^126 (x < -87.3), where 1/y is below 2^-126: there y is
+// scaled by 2^-64 first and the result by 2^-64 after (rounded twice, it may differ from the IEEE quotient in the last
+// bit of a subnormal result); y = inf gives 0.
+struct SigmoidNoBranch {
+  __device__ __forceinline__ float operator()(float x) const {
+    const float y = 1.f + cell::exp_(-x);
+    const bool big = y >= 0x1p126f;
+    const float ys = big ? y * 0x1p-64f : y;
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(ys));
+    const float e = __fmaf_rn(ys, r, -1.f);
+    r = __fmaf_rn(r, -e, r);
+    return big ? (y == INFINITY ? 0.f : r * 0x1p-64f) : r;
+  }
+};
+
+// Two adjacent values of the outputs as one store: (a, b) at p, p + 1 (p aligned to the pair: wgmma_prepare folds only
+// where the cell's buffers allow it, fold_aligned).
+__device__ __forceinline__ void st_pair(float* p, float a, float b) {
+  *reinterpret_cast<float2*>(p) = make_float2(a, b);
+}
+template <typename T>
+__device__ __forceinline__ void st_pair(T* p, T a, T b) {
+  struct alignas(4) Pair {
+    T a, b;
+  };
+  *reinterpret_cast<Pair*>(p) = Pair{a, b};
+}
+
+// The cell on the product's accumulators (the folded tiles but the lean one: Tile's REG). With the fold, thread
+// (warpgroup wr, warp q, lane l) of the product holds one sequence, bl = 32 wr + 8 q + l / 4 of the tile, and, since
+// the W box puts gate g's UB rows at columns g * UB, every gate of the units ul = 8 m + c2 + e (c2 = 2 (l % 4),
+// m < UB / 8, e < 2): gate g's hi product in register 4 (g UB / 8 + m) + e, its lo product two registers further
+// (mma_async's fragment). So the thread runs the cell on those UB / 4 elements from its registers: no accumulator
+// store to shared memory, no gather, one sequence per thread, and every address is that row's base plus a constant.
+// The arithmetic is lstm_unit_in's / gru_unit_in's (the same float operations in the same order, gh = hi + lo as the
+// folded epilogue sums it, the sigmoid as SigmoidNoBranch: bitwise the same results but for subnormal sigmoids).
+// Each element pair (e = 0, 1: adjacent units) is loaded and stored as one vector: a lane's pair and its three
+// neighbours' fill one 32-byte sector of a row (16 bytes for 16-bit values). Inputs (gx, the previous c or h, the
+// biases) are loaded before the main loop, as CellInputs / CellBias.
+template <int CELL, int UB>
+struct RegCell {
+  static constexpr int G = Gates<CELL>::value, M = UB / 8;
+  static_assert(CELL == 0 || CELL == 1, "LSTM or GRU linear-before-reset");
+  float x[M][G][2];  // gx of gate g (0 where the sequence is inactive)
+  float prev[M][2];  // the previous c (LSTM) or h (GRU)
+  // The biases as stored (16-bit, e = 0 in the low half): half the registers of floats, converted exactly where used.
+  uint32_t bias[M][2][G];  // [m][0: b_ih, 1: b_hh][g]
+
+  template <typename T>
+  __device__ static uint32_t bits(T v) {
+    return *reinterpret_cast<const uint16_t*>(&v);
+  }
+  template <typename T>
+  __device__ __forceinline__ float bias_at(int m, int hh, int g, int e) const {
+    const uint16_t v = static_cast<uint16_t>(bias[m][hh][g] >> (16 * e));
+    return to_f(*reinterpret_cast<const T*>(&v));
+  }
+  // Biases: never written by a forward call (loaded before pdl_wait); 0 where absent or past H. ub = u0 + c2: the
+  // thread's first unit. (The caller's weight buffer: 2-byte alignment only, so two loads.)
+  template <typename T>
+  __device__ __forceinline__ void load_bias(const FwdStep<T, float>& p, int ub) {
+    const int H = p.H;
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      const int u = ub + 8 * m;  // H % 8 == 0: both units of the pair are in or out
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const T* bp = hh ? p.bhh : p.bih;
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+          bias[m][hh][g] = bp && u < H ? bits(bp[g * H + u]) | (bits(bp[g * H + u + 1]) << 16) : 0u;
+      }
+    }
+  }
+  template <typename T>
+  __device__ __forceinline__ void load(const FwdStep<T, float>& p, int b, int ub) {
+    const int H = p.H;
+    const bool valid = b < p.B, act = valid && p.active(b);
+    const float* gr = p.gx + (act ? p.gx_rows.row(p.t, b) * (G * H) + ub : 0);
+    const T* hr = p.hin + (valid ? p.hrow(b) + ub : 0);
+    const float* cr = CELL == 0 ? p.cin + (valid ? (long long)b * H + ub : 0) : nullptr;
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      const bool ok = ub + 8 * m < H;  // H % 8 == 0: both units of the pair are in or out
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const float2 v = act && ok ? *reinterpret_cast<const float2*>(gr + g * H + 8 * m) : make_float2(0.f, 0.f);
+        x[m][g][0] = v.x;
+        x[m][g][1] = v.y;
+      }
+      if constexpr (CELL == 0) {
+        const float2 v = valid && ok ? *reinterpret_cast<const float2*>(cr + 8 * m) : make_float2(0.f, 0.f);
+        prev[m][0] = v.x;
+        prev[m][1] = v.y;
+      } else {  // ld_split: hi + lo
+        prev[m][0] = prev[m][1] = 0.f;
+        if (valid && ok) {
+          prev[m][0] = to_f(hr[8 * m]) + to_f(hr[8 * m + H]);
+          prev[m][1] = to_f(hr[8 * m + 1]) + to_f(hr[8 * m + 1 + H]);
+        }
+      }
+    }
+  }
+
+  template <typename T, int R>
+  __device__ __forceinline__ void run(const FwdStep<T, float>& p, int b, int ub, const float (&acc)[R]) const {
+    static_assert(R == G * UB / 2, "the m64 x (G * UB) fragment");
+    if (b >= p.B) return;
+    const int H = p.H, GH = G * H;
+    const bool act = p.active(b);
+    const T* hi_in = p.hin + p.hrow(b) + ub;  // the state rows: hi at [u], lo at [u + H] (no projection)
+    T* hi_out = p.hout + p.hrow(b) + ub;
+    T* yr = p.y + p.y_rows.row(p.t, b) * p.y_width + p.y_col + ub;
+    float* cr = CELL == 0 ? p.cout + (long long)b * H + ub : nullptr;
+    float* ar = p.acts ? p.acts + (long long)b * GH + ub : nullptr;
+    float* hnr = p.hn ? p.hn + (long long)b * H + ub : nullptr;
+    if (!act) {  // carried: the state and c unchanged, y the fill value, the step's activations 0
+      const T fill = from_f<T>(p.fill);
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        if (ub + 8 * m >= H) break;
+        const int o = 8 * m;
+        *reinterpret_cast<uint32_t*>(hi_out + o) = *reinterpret_cast<const uint32_t*>(hi_in + o);
+        *reinterpret_cast<uint32_t*>(hi_out + o + H) = *reinterpret_cast<const uint32_t*>(hi_in + o + H);
+        st_pair(yr + o, fill, fill);
+        if constexpr (CELL == 0) st_pair(cr + o, prev[m][0], prev[m][1]);
+        if (ar)
+#pragma unroll
+          for (int g = 0; g < G; ++g) st_pair(ar + g * H + o, 0.f, 0.f);
+        if (hnr) st_pair(hnr + o, 0.f, 0.f);
+      }
+      return;
+    }
+    // Every element's arithmetic first (no branch between elements, so that the compiler interleaves them; units past
+    // H compute on zeros and are not stored), then the stores.
+    float h[M][2], c[M][2], av[M][G][2], hnv[M][2];
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float gh[G];
+#pragma unroll
+        for (int g = 0; g < G; ++g) gh[g] = acc[4 * (g * M + m) + e] + acc[4 * (g * M + m) + 2 + e];
+        if constexpr (CELL == 0) {
+          float pre[4];
+#pragma unroll
+          for (int g = 0; g < 4; ++g)
+            pre[g] = x[m][g][e] + gh[g] + bias_at<T>(m, 0, g, e) + bias_at<T>(m, 1, g, e);
+          cell::LstmAct<float> a;
+          cell::lstm_forward(pre[0], pre[1], pre[2], pre[3], prev[m][e], p.clip, a, c[m][e], h[m][e],
+                             SigmoidNoBranch{});
+          av[m][0][e] = a.i;
+          av[m][1][e] = a.f;
+          av[m][2][e] = a.g;
+          av[m][3][e] = a.o;
+        } else {
+          const float xr = x[m][0][e] + bias_at<T>(m, 0, 0, e), xz = x[m][1][e] + bias_at<T>(m, 0, 1, e),
+                      xn = x[m][2][e] + bias_at<T>(m, 0, 2, e);
+          const float hr = gh[0] + bias_at<T>(m, 1, 0, e), hz = gh[1] + bias_at<T>(m, 1, 1, e),
+                      hn = gh[2] + bias_at<T>(m, 1, 2, e);
+          cell::gru_forward(xr, xz, xn, hr, hz, hn, prev[m][e], av[m][0][e], av[m][1][e], av[m][2][e], h[m][e],
+                            SigmoidNoBranch{});
+          hnv[m][e] = hn;
+        }
+      }
+#pragma unroll
+    for (int m = 0; m < M; ++m) {
+      if (ub + 8 * m >= H) break;
+      const int o = 8 * m;
+      if constexpr (CELL == 0) st_pair(cr + o, c[m][0], c[m][1]);
+      if (ar)
+#pragma unroll
+        for (int g = 0; g < G; ++g) st_pair(ar + g * H + o, av[m][g][0], av[m][g][1]);
+      if constexpr (CELL == 1)
+        if (hnr) st_pair(hnr + o, hnv[m][0], hnv[m][1]);
+      // put_h (the split state) and put_y
+      const T hi0 = from_f<T>(h[m][0]), hi1 = from_f<T>(h[m][1]);
+      st_pair(hi_out + o, hi0, hi1);
+      st_pair(hi_out + o + H, from_f<T>(h[m][0] - to_f(hi0)), from_f<T>(h[m][1] - to_f(hi1)));
+      st_pair(yr + o, hi0, hi1);
+    }
+  }
+};
+
+template <int CELL, bool LEAN, bool FOLD>
+struct UseReg {  // the register cell (RegCell): folded, not lean (its 112 registers), LSTM or GRU
+  static constexpr bool value = FOLD && !LEAN && CELL != 2;
+};
 template <typename T, int CELL, int MB, int UB, bool LEAN, bool FOLD>
-__global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL, MB, UB, LEAN>::MINB)
+__global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value>::NTHREADS,
+                                  Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value>::MINB)
     wgmma_fwd_kernel(const FwdStep<T, float> p, const __grid_constant__ CUtensorMap mA,
                      const __grid_constant__ CUtensorMap mW, int slot, int terms, int wpre, int fold) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __trap();  // built without sm_90a (CMAKE_CUDA_ARCHITECTURES other than the default 90a): wgmma does not exist
 #else
-  using Cfg = Tile<CELL, MB, UB, LEAN>;
+  constexpr bool REG = UseReg<CELL, LEAN, FOLD>::value;
+  using Cfg = Tile<CELL, MB, UB, LEAN, REG>;
   constexpr int G = Cfg::G, R = Cfg::R, STAGES = Cfg::STAGES, CW = Cfg::CW, MW = Cfg::MW, PW = Cfg::PW;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* base =
@@ -355,7 +547,10 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL,
   const int nseq = MB / terms, b0 = m0 / terms;
   constexpr int CT = CW * 128, E = (MB / 2) * UB / CT;  // consumer threads; elements per consumer thread
   static_assert((MB / 2) * UB % CT == 0, "whole elements per consumer thread");
-  CellInputs<CELL> in[E];
+  CellInputs<CELL> in[REG ? 1 : E];
+  // REG: the product thread's one sequence and first unit (RegCell); rc holds its inputs.
+  const int reg_b = b0 + 32 * (warp / 4) + 8 * (warp % 4) + (lane >> 2), reg_u = u0 + 2 * (lane & 3);
+  RegCell<CELL == 2 ? 0 : CELL, REG ? UB : 8> rc;
   // Every element of a consumer thread has the same unit (CT is a multiple of UB), so its biases are one CellBias. They
   // are loaded with the other inputs: read in the cell, as FwdBias does, they were global loads after the previous
   // element's stores, one round trip per element (session 74's phase profile: the cell took ~2000 cycles per element).
@@ -363,6 +558,12 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL,
   CellBias<CELL> bias;
   // (The producer warp, where it runs the cell too, loads its inputs after issuing its loads.)
   auto load_inputs = [&] {
+    if constexpr (REG) {  // staged (the fold needs the split state)
+      rc.load_bias(p, reg_u);
+      pdl_wait();
+      rc.load(p, reg_b, reg_u);
+      return;
+    }
     if (staged) bias.load(p, u0 + tid % UB);  // b_ih, b_hh: never written by a forward call
     pdl_wait();
     if (staged) {
@@ -447,7 +648,9 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN>::NTHREADS, Tile<CELL,
     }
     mma_wait<0>();
     fence_regs(acc);
+    if constexpr (REG) rc.run(p, reg_b, reg_u, acc);
   }
+  if constexpr (REG) return;  // (no shared memory after the ring: nothing to wait for)
   __syncthreads();  // every MMA has retired and every load into this CTA landed:
                     // Cs may overwrite the ring
 
@@ -598,7 +801,7 @@ inline int carveout(long long blocks, int sms) {
 template <typename T, int CELL, int MB, int UB, bool LEAN, bool FOLD>
 void launch_kernel(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device,
                    cudaStream_t st) {
-  using Cfg = Tile<CELL, MB, UB, LEAN>;
+  using Cfg = Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value>;
   const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
   const auto kernel = &wgmma_fwd_kernel<T, CELL, MB, UB, LEAN, FOLD>;
   {
@@ -754,10 +957,11 @@ inline void wgmma_trace(const StdDims& d, int G, const wg::Maps& m) {
 }
 
 // The tensor maps and block shape of one layer and direction. hs: the state buffer (slots of B * 2H elements, each read
-// as [B * terms] rows of stride 2H / terms); W = W_hh [G*H, H]. false where the driver cannot encode them (the caller
-// falls back to the other step paths).
+// as [B * terms] rows of stride 2H / terms); W = W_hh [G*H, H]; cell_aligned: the cell's buffers allow RegCell's
+// vector accesses (else no fold). false where the driver cannot encode the maps (the caller falls back to the other
+// step paths).
 template <typename T>
-bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int terms, wg::Maps& m) {
+bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int terms, bool cell_aligned, wg::Maps& m) {
   const int G = d.lstm ? 4 : (d.gru_lbr ? 3 : 1);
   const long long M = static_cast<long long>(d.B) * terms;
   const long long H = d.H;
@@ -776,7 +980,7 @@ bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int ter
     }
   }
   const unsigned long long pitch = static_cast<unsigned long long>(2 * H / terms);  // row pitch: H (split) or 2H
-  m.fold = terms == 2 && d.B % 8 == 0 && wg::fold_allowed()
+  m.fold = terms == 2 && d.B % 8 == 0 && cell_aligned && wg::fold_allowed()
                ? wg::encode_fold_map(&m.a, hs, static_cast<unsigned long long>(d.B),
                                      static_cast<unsigned long long>(H), static_cast<unsigned long long>(slots),
                                      static_cast<unsigned>(m.MB))
