@@ -352,7 +352,11 @@ struct RegCell {
   static constexpr int G = Gates<CELL>::value, M = UB / 8;
   static_assert(CELL == 0 || CELL == 1, "LSTM or GRU linear-before-reset");
   float x[M][G][2];  // gx of gate g (0 where the sequence is inactive)
-  float prev[M][2];  // the previous c (LSTM) or h (GRU)
+  float prev[M][2];  // LSTM: the previous c
+  // GRU: the previous h's hi and lo pairs as stored ([m][0] hi, [m][1] lo; e = 0 in the low half), added in run():
+  // added here, the sums made the product warps wait for these loads before their first MMA (session 76, run 3: the
+  // GRU step's hand-off took 2.6 µs against LSTM's 1.3-1.5 at B = 256 H = 1024).
+  uint32_t hprev[CELL == 1 ? M : 1][2];
   // The biases as stored (16-bit, e = 0 in the low half): half the registers of floats, converted exactly where used.
   uint32_t bias[M][2][G];  // [m][0: b_ih, 1: b_hh][g]
 
@@ -361,9 +365,13 @@ struct RegCell {
     return *reinterpret_cast<const uint16_t*>(&v);
   }
   template <typename T>
-  __device__ __forceinline__ float bias_at(int m, int hh, int g, int e) const {
-    const uint16_t v = static_cast<uint16_t>(bias[m][hh][g] >> (16 * e));
+  __device__ static float half_at(uint32_t w, int e) {
+    const uint16_t v = static_cast<uint16_t>(w >> (16 * e));
     return to_f(*reinterpret_cast<const T*>(&v));
+  }
+  template <typename T>
+  __device__ __forceinline__ float bias_at(int m, int hh, int g, int e) const {
+    return half_at<T>(bias[m][hh][g], e);
   }
   // Biases: never written by a forward call (loaded before pdl_wait); 0 where absent or past H. ub = u0 + c2: the
   // thread's first unit. (The caller's weight buffer: 2-byte alignment only, so two loads.)
@@ -382,6 +390,7 @@ struct RegCell {
       }
     }
   }
+  // No value loaded here feeds an operation before the main loop (the product warps do not wait on these loads there).
   template <typename T>
   __device__ __forceinline__ void load(const FwdStep<T, float>& p, int b, int ub) {
     const int H = p.H;
@@ -402,12 +411,9 @@ struct RegCell {
         const float2 v = valid && ok ? *reinterpret_cast<const float2*>(cr + 8 * m) : make_float2(0.f, 0.f);
         prev[m][0] = v.x;
         prev[m][1] = v.y;
-      } else {  // ld_split: hi + lo
-        prev[m][0] = prev[m][1] = 0.f;
-        if (valid && ok) {
-          prev[m][0] = to_f(hr[8 * m]) + to_f(hr[8 * m + H]);
-          prev[m][1] = to_f(hr[8 * m + 1]) + to_f(hr[8 * m + 1 + H]);
-        }
+      } else {  // the state buffer: 16-byte aligned, unit pairs 4-byte aligned
+        hprev[m][0] = valid && ok ? *reinterpret_cast<const uint32_t*>(hr + 8 * m) : 0u;
+        hprev[m][1] = valid && ok ? *reinterpret_cast<const uint32_t*>(hr + 8 * m + H) : 0u;
       }
     }
   }
@@ -468,7 +474,8 @@ struct RegCell {
                       xn = x[m][2][e] + bias_at<T>(m, 0, 2, e);
           const float hr = gh[0] + bias_at<T>(m, 1, 0, e), hz = gh[1] + bias_at<T>(m, 1, 1, e),
                       hn = gh[2] + bias_at<T>(m, 1, 2, e);
-          cell::gru_forward(xr, xz, xn, hr, hz, hn, prev[m][e], av[m][0][e], av[m][1][e], av[m][2][e], h[m][e],
+          const float hp = half_at<T>(hprev[m][0], e) + half_at<T>(hprev[m][1], e);  // ld_split: hi + lo
+          cell::gru_forward(xr, xz, xn, hr, hz, hn, hp, av[m][0][e], av[m][1][e], av[m][2][e], h[m][e],
                             SigmoidNoBranch{});
           hnv[m][e] = hn;
         }
