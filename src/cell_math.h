@@ -23,7 +23,7 @@ OPENRNN_HD S sigmoid(S x) {
   return S(1) / (S(1) + exp_(-x));
 }
 // cell::sigmoid as a functor: the default of the forward functions' Sig parameter. A caller may pass another that
-// computes the same function (standard_wgmma.cuh's SigmoidNoBranch: the same operations without the division's
+// computes the same function (standard_wgmma_cell.cuh's SigmoidNoBranch: the same operations without the division's
 // slow-path branch).
 struct Sigmoid {
   template <typename S>
