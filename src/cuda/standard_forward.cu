@@ -221,9 +221,12 @@ class FwdRun {
       // alignment: the row strides are even). Elsewhere the step does not fold.
       const auto al = [](const void* q, uintptr_t a) { return reinterpret_cast<uintptr_t>(q) % a == 0; };
       const bool cell_aligned = al(gx_, 8) && al(cs_, 8) && al(acts_, 8) && al(hn_, 8) && al(p.y, 4);
+      // With the permuted W box (wg::Maps::perm) it moves each thread's run of units as 16-byte vectors.
+      const bool perm_aligned = al(gx_, 16) && al(cs_, 16) && al(acts_, 16) && al(hn_, 16) && al(p.y, 16);
       wgmma_ = aligned && (!reduced_ || wgmma_override() == 1) &&
                use_wgmma_step(d, cfg.data_type, c.ctx.props.major, c.ctx.props.minor, mma_rule) &&
-               wgmma_prepare(d, Whh_, hs_, c.s.slots, reduced_ ? 1 : 2, cell_aligned, maps_);
+               wgmma_prepare(d, Whh_, hs_, c.s.slots, reduced_ ? 1 : 2, cell_aligned, perm_aligned, s.training,
+                             maps_);
     }
     mma_ = !wgmma_ && mma_rule && aligned;
     fused_ = fused && !mma_ && !wgmma_;

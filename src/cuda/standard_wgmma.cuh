@@ -305,9 +305,9 @@ struct Tile {
   static constexpr size_t smem_bytes = size_t(STAGES) * STAGE + 2 * STAGES * 8 + 1024;
 };
 
-template <int CELL, bool LEAN, bool FOLD>
+template <int CELL, bool LEAN, int FOLD>
 struct UseReg {  // the register cell (RegCell): folded, not lean (its 112 registers), LSTM or GRU
-  static constexpr bool value = FOLD && !LEAN && CELL != 2;
+  static constexpr bool value = FOLD != 0 && !LEAN && CELL != 2;
 };
 
 // One step. mA: the state buffer as [slots][M][K] (terms rows per sequence) in boxes of MB rows, or with fold its
@@ -317,7 +317,7 @@ struct UseReg {  // the register cell (RegCell): folded, not lean (its 112 regis
 // parameter: in session 75's runs 2 and 4 the kernel with both epilogues behind a runtime flag took up to 6% longer on
 // its unfolded path than the kernel without the fold, which erased the fold's gain). With FOLD and not LEAN, the
 // product warps of LSTM and GRU run the cell themselves (UseReg, RegCell) and the kernel ends after it.
-template <typename T, int CELL, int MB, int UB, bool LEAN, bool FOLD>
+template <typename T, int CELL, int MB, int UB, bool LEAN, int FOLD>
 __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value>::NTHREADS,
                                   Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value>::MINB)
     wgmma_fwd_kernel(const FwdStep<T, float> p, const __grid_constant__ CUtensorMap mA,
@@ -326,6 +326,8 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
   __trap();  // built without sm_90a (CMAKE_CUDA_ARCHITECTURES other than the default 90a): wgmma does not exist
 #else
   constexpr bool REG = UseReg<CELL, LEAN, FOLD>::value;
+  constexpr bool PERM = FOLD == 2;  // the register cell on the permuted W box (Maps::perm)
+  static_assert(!PERM || REG, "the permuted units: the register cell's tiles only");
   using Cfg = Tile<CELL, MB, UB, LEAN, REG>;
   constexpr int G = Cfg::G, R = Cfg::R, STAGES = Cfg::STAGES, CW = Cfg::CW, MW = Cfg::MW, PW = Cfg::PW;
   extern __shared__ unsigned char smem_raw[];
@@ -370,8 +372,9 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
   static_assert((MB / 2) * UB % CT == 0, "whole elements per consumer thread");
   CellInputs<CELL> in[REG ? 1 : E];
   // REG: the product thread's one sequence and first unit (RegCell); rc holds its inputs.
-  const int reg_b = b0 + 32 * (warp / 4) + 8 * (warp % 4) + (lane >> 2), reg_u = u0 + 2 * (lane & 3);
-  RegCell<CELL == 2 ? 0 : CELL, REG ? UB : 8> rc;
+  const int reg_b = b0 + 32 * (warp / 4) + 8 * (warp % 4) + (lane >> 2),
+            reg_u = u0 + (PERM ? UB / 4 : 2) * (lane & 3);
+  RegCell<CELL == 2 ? 0 : CELL, REG ? UB : 8, PERM> rc;
   // Every element of a consumer thread has the same unit (CT is a multiple of UB), so its biases are one CellBias. They
   // are loaded with the other inputs: read in the cell, as FwdBias does, they were global loads after the previous
   // element's stores, one round trip per element (session 74's phase profile: the cell took ~2000 cycles per element).
@@ -428,7 +431,10 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
       auto load_w = [&](int kb, unsigned char* st, uint64_t* bar) {
 #pragma unroll
         for (int g = 0; g < G; ++g)
-          tma_load_2d(st + Cfg::A_BYTES + g * UB * kBK * 2, &mW, kb * kBK, g * H + u0, bar);
+          if constexpr (PERM)  // the [G*H/UB][M][4][2][K] view (encode_perm_map): unit block (g*H + u0) / UB
+            tma_load_5d(st + Cfg::A_BYTES + g * UB * kBK * 2, &mW, kb * kBK, 0, 0, 0, (g * H + u0) / UB, bar);
+          else
+            tma_load_2d(st + Cfg::A_BYTES + g * UB * kBK * 2, &mW, kb * kBK, g * H + u0, bar);
       };
       const int pre = KB < wpre ? KB : (wpre < STAGES ? wpre : STAGES);
       for (int kb = 0; kb < pre; ++kb) {
@@ -594,6 +600,51 @@ int encode_fold_map(CUtensorMap* m, const T* hs, unsigned long long B, unsigned 
   return ok ? (r4 ? 2 : 1) : 0;
 }
 
+// W_hh ([G*H][H], H % UB == 0) as the rank-5 tensor [G*H/UB][UB/8][4][2][H] with strides UB H, 2 H, (UB/4) H, H
+// elements (unit block, m, c, e), read in boxes of [1][UB/8][4][2][64]: in shared memory a box is UB rows of 128 bytes,
+// row 8 m + 2 c + e holding unit (UB/4) c + 2 m + e of the block. A warpgroup MMA's thread with l % 4 = c then holds
+// in its accumulator columns 8 m + 2 c + e (m < UB/8, e < 2) the units (UB/4) c .. (UB/4) c + UB/4 - 1 of each gate: a
+// run of consecutive units, which the register cell loads and stores as vectors (RegCell's PERM) where the plain box
+// gave it pairs 8 units apart. false where the driver refuses it.
+template <typename T>
+bool encode_perm_map(CUtensorMap* m, const T* W, unsigned long long G, unsigned long long H, unsigned UB) {
+  const auto fn = encode_fn();
+  if (!fn || UB % 8 != 0 || H % UB != 0) return false;
+  const CUtensorMapDataType dt =
+      std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const cuuint64_t e = sizeof(T);
+  const cuuint64_t dims[5] = {H, 2, 4, UB / 8, G * H / UB};
+  const cuuint64_t strides[4] = {H * e, (UB / 4) * H * e, 2 * H * e, UB * H * e};
+  const cuuint32_t box[5] = {static_cast<cuuint32_t>(kBK), 2, 4, UB / 8, 1};
+  const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
+  return fn(m, dt, 5, const_cast<T*>(W), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) ==
+         CUDA_SUCCESS;
+}
+
+// Where the register cell takes encode_perm_map's view by default (it can: H % UB == 0, the cell's buffers 16-byte
+// aligned). Session 77's run 5 (H200, float16, graph, T = 100, µs per step, plain box -> permuted, inference two rounds
+// within 0.8% of each other, training one round):
+// - LSTM 128 x 128 (B = 256 H = 1024): inference 14.59 -> 13.74 (-5.8%); training 36.65 -> 37.10 (+1.2%).
+// - LSTM tall 128 x 64 (B = 192 / 256 H = 512): inference +3.1% / +4.1%; training -1.3% / -1.8%.
+// - LSTM 64 x 64 (B = 16 H = 256): inference 2.45 -> 2.60 (+6.3%); training +1.9%.
+// - GRU 128 x 96 (B = 256 H = 1024): inference 12.27 -> 11.83 (-3.6%); training 31.64 -> 32.22 (+1.8%).
+// - GRU tall 128 x 48 (B = 192 / 256 H = 512): inference -6.0% / -1.6%; training -2.5% / -2.8%.
+// - GRU 64 x 48 (B = 16 / 192 / 256 H = 256): inference -2.7% / -5.7% / -4.5%; training -1.9% / -2.6% / -2.3%.
+// Elsewhere in that grid (other step paths, the lean tile) within 0.4%. So: in inference GRU's tiles and LSTM's
+// 128 x 128; in training the tall tiles and GRU's 64 x 48.
+inline bool perm_rule(bool lstm, int MB, int UB, bool training) {
+  const bool big = UB == 32, tall = MB == 128 && UB == 16;
+  if (training) return tall || (!lstm && MB == 64);
+  return !lstm || big;
+}
+// OPENRNN_STD_WGMMA_PERM (developer switch, read once): "0" / "1" keep W_hh's plain box for the register cell (pairs
+// of units 8 apart per thread) / take encode_perm_map's view wherever it can run; unset: perm_rule.
+inline bool perm_allowed(bool lstm, int MB, int UB, bool training) {
+  static const int o = env_switch01("OPENRNN_STD_WGMMA_PERM");
+  return o >= 0 ? o == 1 : perm_rule(lstm, MB, UB, training);
+}
+
 // OPENRNN_STD_WGMMA_FOLD (developer switch, read once): "0" keeps the split state's hi and lo rows apart to the cell
 // (the [M][K] map; the cell adds them); unset / other: the folded view wherever it applies (B % 8 == 0, split state).
 inline bool fold_allowed() {
@@ -607,6 +658,7 @@ struct Maps {
   int MB = 0, UB = 0;  // block shape (the maps' boxes: MB rows of the state, UB rows of W_hh)
   bool lean = false;   // the tall tile's two-per-SM form (Tile's LEAN)
   int fold = 0;        // a is encode_fold_map's view (1: rank 5, 2: rank 4): the epilogue sums hi and lo rows
+  bool perm = false;   // w is encode_perm_map's view (the register cell's tiles: each thread's units consecutive)
   int sms = 0;         // the device's SM count (the launch's carveout, one_wave_carveout)
 };
 
@@ -619,7 +671,7 @@ inline int carveout(long long blocks, int sms) {
 
 // pdl: a programmatic dependent of the previous kernel on st (that kernel must be this layer and direction's previous
 // step: the kernel reads W_hh before pdl_wait()).
-template <typename T, int CELL, int MB, int UB, bool LEAN, bool FOLD>
+template <typename T, int CELL, int MB, int UB, bool LEAN, int FOLD>
 void launch_kernel(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device,
                    cudaStream_t st) {
   using Cfg = Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value>;
@@ -641,10 +693,16 @@ void launch_kernel(const FwdStep<T, float>& p, const Maps& m, int slot, int term
 }
 template <typename T, int CELL, int MB, int UB, bool LEAN = false>
 void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device, cudaStream_t st) {
+  if constexpr (!LEAN && CELL != 2) {
+    if (m.perm) {
+      launch_kernel<T, CELL, MB, UB, LEAN, 2>(p, m, slot, terms, pdl, device, st);
+      return;
+    }
+  }
   if (m.fold)
-    launch_kernel<T, CELL, MB, UB, LEAN, true>(p, m, slot, terms, pdl, device, st);
+    launch_kernel<T, CELL, MB, UB, LEAN, 1>(p, m, slot, terms, pdl, device, st);
   else
-    launch_kernel<T, CELL, MB, UB, LEAN, false>(p, m, slot, terms, pdl, device, st);
+    launch_kernel<T, CELL, MB, UB, LEAN, 0>(p, m, slot, terms, pdl, device, st);
 }
 
 // Units per block of the large (128-row) and the small (64-row) shape: N = G * UB = 128 / 96 (GRU) and 64 / 48.
@@ -771,8 +829,9 @@ inline void wgmma_trace(const StdDims& d, int G, const wg::Maps& m) {
   static std::mutex mu;
   static std::set<std::string> seen;
   char b[160];
-  snprintf(b, sizeof b, "openrnn STANDARD wgmma step: B=%d H=%d G=%d block %dx%d%s%s", d.B, d.H, G, m.MB, G * m.UB,
-           m.lean ? " lean" : "", m.fold == 2 ? " fold (rank 4)" : (m.fold == 1 ? " fold (rank 5)" : ""));
+  snprintf(b, sizeof b, "openrnn STANDARD wgmma step: B=%d H=%d G=%d block %dx%d%s%s%s", d.B, d.H, G, m.MB,
+           G * m.UB, m.lean ? " lean" : "", m.fold == 2 ? " fold (rank 4)" : (m.fold == 1 ? " fold (rank 5)" : ""),
+           m.perm ? " perm" : "");
   std::lock_guard<std::mutex> lock(mu);
   if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
 }
@@ -782,7 +841,8 @@ inline void wgmma_trace(const StdDims& d, int G, const wg::Maps& m) {
 // vector accesses (else no fold). false where the driver cannot encode the maps (the caller falls back to the other
 // step paths).
 template <typename T>
-bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int terms, bool cell_aligned, wg::Maps& m) {
+bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int terms, bool cell_aligned,
+                   bool perm_aligned, bool training, wg::Maps& m) {
   const int G = d.lstm ? 4 : (d.gru_lbr ? 3 : 1);
   const long long M = static_cast<long long>(d.B) * terms;
   const long long H = d.H;
@@ -806,10 +866,16 @@ bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int ter
                                      static_cast<unsigned long long>(H), static_cast<unsigned long long>(slots),
                                      static_cast<unsigned>(m.MB))
                : 0;
+  // The register cell's tiles (wg::UseReg: folded, not lean, LSTM or GRU) may take the permuted W box where every
+  // unit block is whole and the cell's buffers allow 16-byte vectors; they do by wg::perm_rule.
+  m.perm = m.fold && !m.lean && G != 1 && perm_aligned && H % m.UB == 0 &&
+           wg::perm_allowed(d.lstm, m.MB, m.UB, training) &&
+           wg::encode_perm_map(&m.w, W, static_cast<unsigned long long>(G), static_cast<unsigned long long>(H),
+                               static_cast<unsigned>(m.UB));
   wgmma_trace(d, G, m);
   return (m.fold || wg::encode_map(&m.a, 3, hs, H, M, slots, pitch, static_cast<unsigned long long>(M) * pitch,
                                    static_cast<unsigned>(m.MB))) &&
-         wg::encode_map(&m.w, 2, W, H, G * H, 1, H, 0, static_cast<unsigned>(m.UB));
+         (m.perm || wg::encode_map(&m.w, 2, W, H, G * H, 1, H, 0, static_cast<unsigned>(m.UB)));
 }
 
 // One step on the Hopper kernel (T = __half or __nv_bfloat16); slot: the step's input slot of the state buffer; pdl:

@@ -53,11 +53,18 @@ __device__ __forceinline__ void st_pair(T* p, T a, T b) {
 // The arithmetic is lstm_unit_in's / gru_unit_in's (the same float operations in the same order, gh = hi + lo as the
 // folded epilogue sums it, the sigmoid as SigmoidNoBranch: bitwise the same results but for subnormal sigmoids).
 // Each element pair (e = 0, 1: adjacent units) is loaded and stored as one vector: a lane's pair and its three
-// neighbours' fill one 32-byte sector of a row (16 bytes for 16-bit values). Inputs (gx, the previous c or h, the
-// biases) are loaded before the main loop, as CellInputs / CellBias.
-template <int CELL, int UB>
+// neighbours' fill one 32-byte sector of a row (16 bytes for 16-bit values). PERM (W_hh read through
+// encode_perm_map's view, Maps::perm): the accumulator column 8 m + 2 c + e holds unit (UB / 4) c + 2 m + e instead,
+// so the thread's units are the 2 M consecutive ones from ub = u0 + (UB / 4) c, loaded and stored as 16-byte vectors
+// (8-byte for 16-bit values at M = 2): a quad's four lanes cover a row's UB units in whole sectors, with a quarter of
+// the store instructions. Inputs (gx, the previous c or h, the biases) are loaded before the main loop, as
+// CellInputs / CellBias.
+template <int CELL, int UB, bool PERM = false>
 struct RegCell {
   static constexpr int G = CellInputs<CELL>::G, M = UB / 8;
+  // The unit of pair m (e = 0; e = 1 is the next unit) relative to the thread's first: 8 m, or with PERM 2 m (the
+  // thread's units are then 2 M consecutive ones, ub = u0 + (UB / 4) (l % 4)).
+  __device__ static constexpr int off(int m) { return PERM ? 2 * m : 8 * m; }
   static_assert(CELL == 0 || CELL == 1, "LSTM or GRU linear-before-reset");
   float x[M][G][2];  // gx of gate g (0 where the sequence is inactive)
   float prev[M][2];  // LSTM: the previous c
@@ -88,7 +95,7 @@ struct RegCell {
     const int H = p.H;
 #pragma unroll
     for (int m = 0; m < M; ++m) {
-      const int u = ub + 8 * m;  // H % 8 == 0: both units of the pair are in or out
+      const int u = ub + off(m);  // H % 8 == 0: both units of the pair are in or out
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const T* bp = hh ? p.bhh : p.bih;
@@ -101,6 +108,13 @@ struct RegCell {
   // No value loaded here feeds an operation before the main loop (the product warps do not wait on these loads there).
   template <typename T>
   __device__ __forceinline__ void load(const FwdStep<T, float>& p, int b, int ub) {
+    if constexpr (PERM)
+      load_perm(p, b, ub);
+    else
+      load_plain(p, b, ub);
+  }
+  template <typename T>
+  __device__ __forceinline__ void load_plain(const FwdStep<T, float>& p, int b, int ub) {
     const int H = p.H;
     const bool valid = b < p.B, act = valid && p.active(b);
     const float* gr = p.gx + (act ? p.gx_rows.row(p.t, b) * (G * H) + ub : 0);
@@ -126,6 +140,79 @@ struct RegCell {
     }
   }
 
+  // PERM: the thread's 2 M consecutive units (H % UB == 0: all of them in range) move as 16-byte vectors (8-byte for
+  // 16-bit values at M = 2): every buffer 16-byte aligned (wgmma_prepare's perm_aligned), row strides multiples of 8
+  // elements, ub a multiple of 2 M.
+  __device__ static void ld_run(const float* q, float (&v)[M][2]) {
+#pragma unroll
+    for (int j = 0; j < M / 2; ++j) {
+      const float4 w = *reinterpret_cast<const float4*>(q + 4 * j);
+      v[2 * j][0] = w.x;
+      v[2 * j][1] = w.y;
+      v[2 * j + 1][0] = w.z;
+      v[2 * j + 1][1] = w.w;
+    }
+  }
+  __device__ static void st_run(float* q, const float (&v)[M][2]) {
+#pragma unroll
+    for (int j = 0; j < M / 2; ++j)
+      *reinterpret_cast<float4*>(q + 4 * j) = make_float4(v[2 * j][0], v[2 * j][1], v[2 * j + 1][0], v[2 * j + 1][1]);
+  }
+  template <typename T>
+  __device__ static void ld_words(const T* q, uint32_t (&w)[M]) {  // M words: units 2m, 2m + 1 in word m
+    if constexpr (M == 4) {
+      const uint4 v = *reinterpret_cast<const uint4*>(q);
+      w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+    } else {
+      static_assert(M == 2, "UB = 16 or 32");
+      const uint2 v = *reinterpret_cast<const uint2*>(q);
+      w[0] = v.x, w[1] = v.y;
+    }
+  }
+  template <typename T>
+  __device__ static void st_words(T* q, const uint32_t (&w)[M]) {
+    if constexpr (M == 4)
+      *reinterpret_cast<uint4*>(q) = make_uint4(w[0], w[1], w[2], w[3]);
+    else
+      *reinterpret_cast<uint2*>(q) = make_uint2(w[0], w[1]);
+  }
+  template <typename T>
+  __device__ __forceinline__ void load_perm(const FwdStep<T, float>& p, int b, int ub) {
+    const int H = p.H;
+    const bool valid = b < p.B, act = valid && p.active(b);
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      float v[M][2];
+      if (act) {
+        ld_run(p.gx + p.gx_rows.row(p.t, b) * (G * H) + g * H + ub, v);
+      } else {
+#pragma unroll
+        for (int m = 0; m < M; ++m) v[m][0] = v[m][1] = 0.f;
+      }
+#pragma unroll
+      for (int m = 0; m < M; ++m) x[m][g][0] = v[m][0], x[m][g][1] = v[m][1];
+    }
+    if constexpr (CELL == 0) {
+      if (valid) {
+        ld_run(p.cin + (long long)b * H + ub, prev);
+      } else {
+#pragma unroll
+        for (int m = 0; m < M; ++m) prev[m][0] = prev[m][1] = 0.f;
+      }
+    } else {
+      uint32_t hi[M], lo[M];
+      if (valid) {
+        ld_words(p.hin + p.hrow(b) + ub, hi);
+        ld_words(p.hin + p.hrow(b) + ub + H, lo);
+      } else {
+#pragma unroll
+        for (int m = 0; m < M; ++m) hi[m] = lo[m] = 0u;
+      }
+#pragma unroll
+      for (int m = 0; m < M; ++m) hprev[m][0] = hi[m], hprev[m][1] = lo[m];
+    }
+  }
+
   template <typename T, int R>
   __device__ __forceinline__ void run(const FwdStep<T, float>& p, int b, int ub, const float (&acc)[R]) const {
     static_assert(R == G * UB / 2, "the m64 x (G * UB) fragment");
@@ -140,18 +227,37 @@ struct RegCell {
     float* hnr = p.hn ? p.hn + (long long)b * H + ub : nullptr;
     if (!act) {  // carried: the state and c unchanged, y the fill value, the step's activations 0
       const T fill = from_f<T>(p.fill);
+      if constexpr (PERM) {
+        uint32_t w[M];
+        ld_words(hi_in, w);
+        st_words(hi_out, w);
+        ld_words(hi_in + H, w);
+        st_words(hi_out + H, w);
 #pragma unroll
-      for (int m = 0; m < M; ++m) {
-        if (ub + 8 * m >= H) break;
-        const int o = 8 * m;
-        *reinterpret_cast<uint32_t*>(hi_out + o) = *reinterpret_cast<const uint32_t*>(hi_in + o);
-        *reinterpret_cast<uint32_t*>(hi_out + o + H) = *reinterpret_cast<const uint32_t*>(hi_in + o + H);
-        st_pair(yr + o, fill, fill);
-        if constexpr (CELL == 0) st_pair(cr + o, prev[m][0], prev[m][1]);
+        for (int m = 0; m < M; ++m) w[m] = bits(fill) | (bits(fill) << 16);
+        st_words(yr, w);
+        if constexpr (CELL == 0) st_run(cr, prev);
+        float z[M][2];
+#pragma unroll
+        for (int m = 0; m < M; ++m) z[m][0] = z[m][1] = 0.f;
         if (ar)
 #pragma unroll
-          for (int g = 0; g < G; ++g) st_pair(ar + g * H + o, 0.f, 0.f);
-        if (hnr) st_pair(hnr + o, 0.f, 0.f);
+          for (int g = 0; g < G; ++g) st_run(ar + g * H, z);
+        if (hnr) st_run(hnr, z);
+      } else {
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          if (ub + 8 * m >= H) break;
+          const int o = 8 * m;
+          *reinterpret_cast<uint32_t*>(hi_out + o) = *reinterpret_cast<const uint32_t*>(hi_in + o);
+          *reinterpret_cast<uint32_t*>(hi_out + o + H) = *reinterpret_cast<const uint32_t*>(hi_in + o + H);
+          st_pair(yr + o, fill, fill);
+          if constexpr (CELL == 0) st_pair(cr + o, prev[m][0], prev[m][1]);
+          if (ar)
+#pragma unroll
+            for (int g = 0; g < G; ++g) st_pair(ar + g * H + o, 0.f, 0.f);
+          if (hnr) st_pair(hnr + o, 0.f, 0.f);
+        }
       }
       return;
     }
@@ -188,21 +294,45 @@ struct RegCell {
           hnv[m][e] = hn;
         }
       }
-#pragma unroll
-    for (int m = 0; m < M; ++m) {
-      if (ub + 8 * m >= H) break;
-      const int o = 8 * m;
-      if constexpr (CELL == 0) st_pair(cr + o, c[m][0], c[m][1]);
+    if constexpr (PERM) {  // the thread's 2 M consecutive units as vectors
+      if constexpr (CELL == 0) st_run(cr, c);
       if (ar)
 #pragma unroll
-        for (int g = 0; g < G; ++g) st_pair(ar + g * H + o, av[m][g][0], av[m][g][1]);
+        for (int g = 0; g < G; ++g) {
+          float v[M][2];
+#pragma unroll
+          for (int m = 0; m < M; ++m) v[m][0] = av[m][g][0], v[m][1] = av[m][g][1];
+          st_run(ar + g * H, v);
+        }
       if constexpr (CELL == 1)
-        if (hnr) st_pair(hnr + o, hnv[m][0], hnv[m][1]);
-      // put_h (the split state) and put_y
-      const T hi0 = from_f<T>(h[m][0]), hi1 = from_f<T>(h[m][1]);
-      st_pair(hi_out + o, hi0, hi1);
-      st_pair(hi_out + o + H, from_f<T>(h[m][0] - to_f(hi0)), from_f<T>(h[m][1] - to_f(hi1)));
-      st_pair(yr + o, hi0, hi1);
+        if (hnr) st_run(hnr, hnv);
+      uint32_t whi[M], wlo[M];
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        const T hi0 = from_f<T>(h[m][0]), hi1 = from_f<T>(h[m][1]);
+        whi[m] = bits(hi0) | (bits(hi1) << 16);
+        wlo[m] = bits(from_f<T>(h[m][0] - to_f(hi0))) | (bits(from_f<T>(h[m][1] - to_f(hi1))) << 16);
+      }
+      st_words(hi_out, whi);
+      st_words(hi_out + H, wlo);
+      st_words(yr, whi);
+    } else {
+#pragma unroll
+      for (int m = 0; m < M; ++m) {
+        if (ub + 8 * m >= H) break;
+        const int o = 8 * m;
+        if constexpr (CELL == 0) st_pair(cr + o, c[m][0], c[m][1]);
+        if (ar)
+#pragma unroll
+          for (int g = 0; g < G; ++g) st_pair(ar + g * H + o, av[m][g][0], av[m][g][1]);
+        if constexpr (CELL == 1)
+          if (hnr) st_pair(hnr + o, hnv[m][0], hnv[m][1]);
+        // put_h (the split state) and put_y
+        const T hi0 = from_f<T>(h[m][0]), hi1 = from_f<T>(h[m][1]);
+        st_pair(hi_out + o, hi0, hi1);
+        st_pair(hi_out + o + H, from_f<T>(h[m][0] - to_f(hi0)), from_f<T>(h[m][1] - to_f(hi1)));
+        st_pair(yr + o, hi0, hi1);
+      }
     }
   }
 };
