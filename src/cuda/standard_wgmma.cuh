@@ -35,8 +35,11 @@
 // puts each sequence's hi and lo rows in the same thread's accumulators, which add them before the store (the same
 // sum, half the shared-memory traffic; encode_fold_map), and then, but in the lean tile, the product warps run the cell
 // on their own accumulators instead (RegCell: no accumulator store, no epilogue-only warpgroups; session 76, H200:
-// -8% to -15% inference at B = 256 and at B = 192 H = 512). Padding: rows past M, units past H (their W rows are the
-// next gate's or zero-filled: their columns are never read) and k past K are zero-filled by the TMA unit.
+// -8% to -15% inference at B = 256 and at B = 192 H = 512). Where wg::perm_rule takes it, those tiles read W_hh
+// through a permuted view (encode_perm_map) that gives each product thread a run of consecutive units, which the
+// cell loads and stores as 16-byte vectors (session 77, H200: LSTM B = 256 H = 1024 inference -6%). Padding: rows
+// past M, units past H (their W rows are the next gate's or zero-filled: their columns are never read) and k past K
+// are zero-filled by the TMA unit.
 // Requirements: H % 8 == 0 (the tensor map's row pitch is a multiple of 16 bytes), W_hh and the state buffer 16-byte
 // aligned (checked by FwdRun), sm_90a. Deterministic: fixed summation order, no atomics.
 #pragma once
