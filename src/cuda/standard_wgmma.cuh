@@ -314,12 +314,13 @@ struct UseReg {  // the register cell (RegCell): folded, not lean (its 112 regis
 };
 
 // One step. mA: the state buffer as [slots][M][K] (terms rows per sequence) in boxes of MB rows, or with fold its
-// [slots][B/8][2][8][K] view (encode_fold_map); mW: W_hh as [G*H][K] in boxes of UB rows; slot: the step's input slot.
-// p: as for the pointwise kernels (gh unused). wpre: launched as a programmatic dependent of the previous step, the
-// number of stages whose W boxes go out before pdl_wait; else 0. fold: Maps::fold, FOLD = fold != 0 (a template
-// parameter: in session 75's runs 2 and 4 the kernel with both epilogues behind a runtime flag took up to 6% longer on
-// its unfolded path than the kernel without the fold, which erased the fold's gain). With FOLD and not LEAN, the
-// product warps of LSTM and GRU run the cell themselves (UseReg, RegCell) and the kernel ends after it.
+// [slots][B/8][2][8][K] view (encode_fold_map); mW: W_hh as [G*H][K] in boxes of UB rows (with Maps::perm,
+// encode_perm_map's view); slot: the step's input slot. p: as for the pointwise kernels (gh unused). wpre: launched as
+// a programmatic dependent of the previous step, the number of stages whose W boxes go out before pdl_wait; else 0.
+// fold: Maps::fold. FOLD: 0 where fold == 0, else 1, or 2 with Maps::perm (a template parameter: in session 75's runs 2
+// and 4 the kernel with both epilogues behind a runtime flag took up to 6% longer on its unfolded path than the kernel
+// without the fold, which erased the fold's gain). With FOLD and not LEAN, the product warps of LSTM and GRU run the
+// cell themselves (UseReg, RegCell) and the kernel ends after it.
 template <typename T, int CELL, int MB, int UB, bool LEAN, int FOLD>
 __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value>::NTHREADS,
                                   Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value>::MINB)
