@@ -470,15 +470,16 @@ std::vector<MmaCase> mma_cases() {
     p.cfg.cell_clip = 0.8;
     v.push_back({"lstm_H392_B180_tall_tile_clip", p});
   }
-  {  // the tall tile two CTAs per SM (wg::lean_rule: its grid, 3 x 48 = 144 CTAs, exceeds an H100's or H200's 132
-     // SMs): M = 384 = three 128-row blocks, 768 units = 48 blocks of 16
+  {  // the 128-row shape below 100 CTAs, where the tall tile would run two CTAs per SM (wg::big_rule: the tall grid,
+     // 3 x 48 = 144 CTAs, exceeds an H100's or H200's 132 SMs): M = 384 = three 128-row blocks, 768 units = 24 blocks
+     // of 32, 72 CTAs. Under OPENRNN_STD_WGMMA_BIG=0 (tools/gpu-suite.sh --also-env) the lean tall tile (wg::lean_rule)
     Problem p = make(OPENRNN_CELL_LSTM, 6, 768, 1, false, 3, 192);
     ragged(p);
-    v.push_back({"lstm_H768_B192_tall_tile_two_per_sm_ragged", p});
+    v.push_back({"lstm_H768_B192_big_tile_over_lean_ragged", p});
   }
   {  // The Hopper step's folded state rows (B % 8 == 0: each sequence's hi and lo products summed in the MMA's
      // registers; encode_fold_map) in its 64-row shape (M = 256: 4 x 32 = 128 CTAs, by the rule at H = 384-512 from
-     // B = 96), both directions at once, ragged. (The tall and lean cases above with B = 200 / 192 fold too; those
+     // B = 96), both directions at once, ragged. (The tall and 72-CTA cases above with B = 200 / 192 fold too; those
      // with B = 180 and 70 keep the rows apart.)
     Problem p = make(OPENRNN_CELL_LSTM, 8, 512, 1, true, 5, 128);
     ragged(p);

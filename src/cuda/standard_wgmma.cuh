@@ -265,7 +265,8 @@ struct Gates {
 };
 
 // Block shape: MB rows of A (64 or 128), UB units. REG: the cell runs on the product warps' accumulators (RegCell).
-template <int CELL, int MB, int UB, bool LEAN = false, bool REG = false>
+// FOLD: the kernel's (0 none, 1 fold, 2 fold with the permuted W box); it sets the ring's depth (DEEP).
+template <int CELL, int MB, int UB, bool LEAN = false, bool REG = false, int FOLD = 0>
 struct Tile {
   static constexpr int G = Gates<CELL>::value;
   static constexpr int NB = G * UB;
@@ -291,8 +292,17 @@ struct Tile {
   static constexpr int NTHREADS = CW * 128 + (PW < CW * 4 ? 0 : 32);
   static constexpr int R = NB / 2;  // accumulators per product thread
   static constexpr int A_BYTES = MB * kBK * 2, B_BYTES = NB * kBK * 2, STAGE = A_BYTES + B_BYTES;
-  static constexpr int MAXST = LEAN ? 4 : 6;
-  static constexpr int STAGES = (200 * 1024) / STAGE < MAXST ? (200 * 1024) / STAGE : MAXST;
+  // DEEP: GRU's 128-row register-cell tiles, and LSTM's with the plain W box, take up to 224 KB of ring and 9 stages
+  // (LSTM 128 x 128: 7 stages of 32 KB, 230,512 bytes of shared memory with the barriers and the alignment; GRU
+  // 128 x 96: 8 of 28 KB; the tall tiles: 9); the other tiles up to 200 KB and 6 (the lean tile 4). Session 78's run 1
+  // (H200, float16, graph, T = 100, µs per step, 6 stages -> deep, inference two rounds): GRU 128 x 96 (B = 256
+  // H = 1024) inference 11.64 -> 10.35 (-11.1%), training -3.4%; GRU tall (B = 192 / 256 H = 512) inference -1.7% /
+  // -3.6%, training -0.4% / -1.0%; LSTM tall with the plain box (inference, B = 192 / 256 H = 512) -3.2% / 0.0%. With
+  // the permuted box LSTM lost: 128 x 128 inference 13.66 -> 14.09 (+3.2%), tall training +4.4% / +2.7%.
+  static constexpr bool DEEP = REG && MB == 128 && (CELL == 1 || FOLD == 1);
+  static constexpr int RING = DEEP ? 224 * 1024 : 200 * 1024;
+  static constexpr int MAXST = LEAN ? 4 : (DEEP ? 9 : 6);
+  static constexpr int STAGES = RING / STAGE < MAXST ? RING / STAGE : MAXST;
   // Epilogue row stride (floats): = 8 mod 32, so that a half-warp's float2 stores (rows r..r+3, column pairs 0-6) hit
   // 32 distinct banks.
   static constexpr int CLD = NB + 8;
@@ -316,8 +326,8 @@ struct UseReg {  // the register cell (RegCell): folded, not lean (its 112 regis
 // without the fold, which erased the fold's gain). With FOLD and not LEAN, the product warps of LSTM and GRU run the
 // cell themselves (UseReg, RegCell) and the kernel ends after it.
 template <typename T, int CELL, int MB, int UB, bool LEAN, int FOLD>
-__global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value>::NTHREADS,
-                                  Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value>::MINB)
+__global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value, FOLD>::NTHREADS,
+                                  Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value, FOLD>::MINB)
     wgmma_fwd_kernel(const FwdStep<T, float> p, const __grid_constant__ CUtensorMap mA,
                      const __grid_constant__ CUtensorMap mW, int slot, int terms, int wpre, int fold) {
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -326,7 +336,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
   constexpr bool REG = UseReg<CELL, LEAN, FOLD>::value;
   constexpr bool PERM = FOLD == 2;  // the register cell on the permuted W box (Maps::perm)
   static_assert(!PERM || REG, "the permuted units: the register cell's tiles only");
-  using Cfg = Tile<CELL, MB, UB, LEAN, REG>;
+  using Cfg = Tile<CELL, MB, UB, LEAN, REG, FOLD>;
   constexpr int G = Cfg::G, R = Cfg::R, STAGES = Cfg::STAGES, CW = Cfg::CW, MW = Cfg::MW, PW = Cfg::PW;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* base =
@@ -649,7 +659,7 @@ inline int carveout(long long blocks, int sms) {
 template <typename T, int CELL, int MB, int UB, bool LEAN, int FOLD>
 void launch_kernel(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device,
                    cudaStream_t st) {
-  using Cfg = Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value>;
+  using Cfg = Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value, FOLD>;
   const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
   const auto kernel = &wgmma_fwd_kernel<T, CELL, MB, UB, LEAN, FOLD>;
   {
@@ -724,20 +734,17 @@ bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int ter
   const int G = d.lstm ? 4 : (d.gru_lbr ? 3 : 1);
   const long long M = static_cast<long long>(d.B) * terms;
   const long long H = d.H;
-  const int ub_big = wg::big_units(G);
-  const bool big = ((M + 127) / 128) * ((H + ub_big - 1) / ub_big) >= 100;
-  m.MB = big ? 128 : 64;
-  m.UB = big ? ub_big : wg::small_units(G);
-  m.lean = false;
-  const long long cols = (H + m.UB - 1) / m.UB;
+  const int ub_big = wg::big_units(G), ub_small = wg::small_units(G);
+  const long long n_big = ((M + 127) / 128) * ((H + ub_big - 1) / ub_big);
+  const long long cols = (H + ub_small - 1) / ub_small;
   const long long n_small = ((M + 63) / 64) * cols, n_tall = ((M + 127) / 128) * cols;
-  if (!big && n_small > m.sms) {  // the tall tile can run
-    const int o = wg::tall_override();
-    if (o >= 0 ? o == 1 : wg::tall_rule(n_small, n_tall, m.sms)) {
-      m.MB = 128;
-      m.lean = wg::lean_rule(n_tall, m.sms);
-    }
-  }
+  // the tall tile in place of the small shape (it can run where the small grid has more CTAs than SMs)
+  const int o = wg::tall_override();
+  const bool tall = n_small > m.sms && (o >= 0 ? o == 1 : wg::tall_rule(n_small, n_tall, m.sms));
+  const bool big = wg::big_rule(n_big, o < 0 && tall && n_tall > m.sms);  // OPENRNN_STD_WGMMA_TALL set: 100 CTAs
+  m.MB = big || tall ? 128 : 64;
+  m.UB = big ? ub_big : ub_small;
+  m.lean = !big && tall && wg::lean_rule(n_tall, m.sms);
   const unsigned long long pitch = static_cast<unsigned long long>(2 * H / terms);  // row pitch: H (split) or 2H
   m.fold = terms == 2 && d.B % 8 == 0 && cell_aligned && wg::fold_allowed()
                ? wg::encode_fold_map(&m.a, hs, static_cast<unsigned long long>(d.B),

@@ -29,8 +29,9 @@ inline int tall_override() {
 }
 // OPENRNN_STD_WGMMA_LEAN (developer switch, read once): the tall tile in its two-per-SM form (Tile's LEAN). Unset:
 // where the tall grid has more CTAs than SMs (two tall CTAs of one step then share an SM instead of running in two
-// waves); "0" / "1" force it off / on wherever the tall tile runs. Session 74 run 1 (H200, float16, graph, µs/step,
-// mean of two rounds, LEAN=0 -> the rule) at 144-192 tall CTAs (B = 160-384, H = 384-1024): inference -8% to -21%
+// waves; since session 78 big_rule takes the 128-row shape there, so the lean tile runs by default only under
+// OPENRNN_STD_WGMMA_BIG=0); "0" / "1" force it off / on wherever the tall tile runs. Session 74 run 1 (H200,
+// float16, graph, µs/step, mean of two rounds, LEAN=0 -> the rule) at 144-192 tall CTAs (B = 160-384, H = 384-1024): inference -8% to -21%
 // (LSTM B = 192 H = 1024 21.69 -> 17.51), training -4% to -11%; the other 14 points of its grid within 0.6%. Where the
 // tall grid has at most as many CTAs as SMs (72-128) lean lost 43-58% / 19-26% (session 73 runs 3-4): run 2 found
 // most of that loss under programmatic launch (the next step's CTAs start beside this step's, some SMs then hold two
@@ -38,6 +39,22 @@ inline int tall_override() {
 inline bool lean_rule(long long n_tall, int sms) {
   static const int o = env_switch01("OPENRNN_STD_WGMMA_LEAN");
   return o >= 0 ? o == 1 : n_tall > sms;
+}
+
+// Where the 128-row shape (N = 128 / 96 for LSTM / GRU: the register cell's tiles, with the deep ring) takes the step
+// instead of the 64-row one or the tall tile: where its grid of n_big CTAs has at least 100 (session 26's first
+// kernel), and where the tall tile would run two CTAs per SM (over_lean: tall_rule takes it and its grid has more CTAs
+// than SMs; lean_rule's condition, so that OPENRNN_STD_WGMMA_LEAN does not move this rule; false where
+// OPENRNN_STD_WGMMA_TALL is set). Session 78's run 2 (H200,
+// float16, graph, T = 100, µs per step, the rule before -> the 128-row shape forced, inference two rounds): where the
+// alternative was the lean tall tile (72-96 CTAs of the 128-row shape: B = 160 / 192 at H = 1024, B = 192 / 256 at
+// H = 768) inference -17% to -37% (GRU B = 192 H = 1024 14.01 -> 9.59, LSTM 15.86 -> 13.12), training -4% to -13%;
+// where it was the small shape in one wave (B = 160 H = 768: 240 CTAs, two per SM) or the tall tile one per SM
+// (LSTM B = 128: 96 / 128 CTAs) it lost: inference +14% to +27%, training +6% to +10%.
+// OPENRNN_STD_WGMMA_BIG (developer switch, read once): "1" / "0" force it on / off at any grid; unset: that rule.
+inline bool big_rule(long long n_big, bool over_lean) {
+  static const int o = env_switch01("OPENRNN_STD_WGMMA_BIG");
+  return o >= 0 ? o == 1 : n_big >= 100 || over_lean;
 }
 
 // Where the tall tile replaces the small shape by default (given that it can run): where its grid of n_tall CTAs (one
