@@ -440,7 +440,8 @@ std::vector<MmaCase> mma_cases() {
     ragged(p);
     v.push_back({"gru_H232_B200_mid_tile_ragged", p});
   }
-  {  // M = 64: blocks of 32 rows and 16 units (2 x 50 = 100 blocks)
+  {  // M = 64: blocks of 32 rows and 16 units (2 x 50 = 100 blocks) for the mma.sync step (OPENRNN_STD_MMA=1); by the
+     // rule the Hopper step's 64-row shape since session 78 (cuBLAS + pointwise before)
     Problem p = make(OPENRNN_CELL_GRU, 8, 800, 1, false, 3, 32);
     ragged(p);
     v.push_back({"gru_H800_B32_tile32x16_ragged", p});

@@ -136,6 +136,16 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 // - H = 384-512 from B = 96 (mma.sync's region up to B * H = 65536): inference -0.4% to -19% (GRU H = 512 B = 128
 //   8.17 -> 6.64, LSTM H = 384 B = 96 6.39 -> 6.37), training -0.7% to -9%. At B = 24-64 it lost 2-53%.
 // RNN cells stay off it: it lost at every point measured (H = 64-512, B = 1-128, +3% to +197%).
+// Session 78 (run 5, H200, float16, graph, no comparator, µs/step, the rule's path -> this kernel, inference two
+// rounds, training one) measured it at H = 640-1024, B = 32-128, where the rule ran cuBLAS + pointwise or mma.sync
+// (the register cell, the fold and the deep ring came after the measurements above):
+// - GRU: inference -10% to -29% at every such point (B = 32 H = 640 5.74 -> 4.10, B = 64 H = 1024 7.76 -> 6.88) but
+//   B = 96 H = 1024 (-1.3%); training -2.6% to -11% (B = 96 H = 1024 +0.6%).
+// - LSTM: inference -3% to -22% at B = 32 (H = 640 6.02 -> 4.67), B = 64 H = 1024 8.54 -> 7.79 (-8.8%), B = 96
+//   H = 768 -12%; B = 96 H = 1024 +4.0% (cuBLAS keeps it); training -0.8% to -7.6% at B = 32, -2.5% at B = 64
+//   H = 1024, +0.6% at B = 96 H = 1024. Every other point of that grid already ran it (within 0.5% / 0.9%).
+// So from B = 32 at H in (512, 1024], but LSTM at H > 768 with B in (64, 96]. Beside cuDNN STANDARD (same run, switch
+// forced) B = 64 H = 1024: LSTM inference 1.087 / 1.078 (float16 / bfloat16), GRU 1.165 / 1.175.
 // Session 47 (run 1, H100, float16, graph, no comparator, best of two alternating processes, µs/step, the rule's path
 // -> this kernel) measured two more edges:
 // - H = 8: GRU wins at B = 1-256 (inference -10% to -27%, training -0.5% to -15%); LSTM at B = 1-16 (inference -19% /
@@ -152,10 +162,12 @@ inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major,
   if (d.H >= 16 && d.H <= 512 && bh < 8192) return true;  // the fused step (B <= 16) and cuBLAS (B > 16) below
   if (d.H == 256 && bh >= (d.gru_lbr ? 49152 : 131072)) return true;
   if (d.H >= 384 && d.H <= 512 && d.B >= 96) return true;  // over mma.sync up to B * H = 65536, as above beyond
-  if (mma_rule || d.H < 384 || d.H > 1024) return false;
-  if (d.H <= 512) return bh > 65536;
-  if (bh >= 65536) return d.B > (d.lstm ? 96 : 128);
-  return d.B >= 64;
+  if (d.H > 512 && d.H <= 1024 && d.B >= 32) return !(d.lstm && d.H > 768 && d.B > 64 && d.B <= 96);  // session 78
+  // Elsewhere the mma.sync step (where mma_rule takes it), cuBLAS + pointwise or the fused step. Before session 78 the
+  // rule went on here with H = 384-1024 (B * H > 65536 at H <= 512; from B = 64 below B * H = 65536 and above
+  // B = 96 / 128 beyond at H > 512, sessions 26-34): the lines above now cover every point of that.
+  (void)mma_rule;
+  return false;
 }
 
 }  // namespace cuda
