@@ -30,12 +30,12 @@ inline int tall_override() {
 // OPENRNN_STD_WGMMA_LEAN (developer switch, read once): the tall tile in its two-per-SM form (Tile's LEAN). Unset:
 // where the tall grid has more CTAs than SMs (two tall CTAs of one step then share an SM instead of running in two
 // waves; since session 78 big_rule takes the 128-row shape there, so the lean tile runs by default only under
-// OPENRNN_STD_WGMMA_BIG=0); "0" / "1" force it off / on wherever the tall tile runs. Session 74 run 1 (H200,
-// float16, graph, µs/step, mean of two rounds, LEAN=0 -> the rule) at 144-192 tall CTAs (B = 160-384, H = 384-1024): inference -8% to -21%
-// (LSTM B = 192 H = 1024 21.69 -> 17.51), training -4% to -11%; the other 14 points of its grid within 0.6%. Where the
-// tall grid has at most as many CTAs as SMs (72-128) lean lost 43-58% / 19-26% (session 73 runs 3-4): run 2 found
-// most of that loss under programmatic launch (the next step's CTAs start beside this step's, some SMs then hold two
-// of one step's CTAs; without it lean loses 8-14%).
+// OPENRNN_STD_WGMMA_BIG=0); "0" / "1" force it off / on wherever the tall tile runs. Session 74 run 1 (H200, float16,
+// graph, µs/step, mean of two rounds, LEAN=0 -> the rule) at 144-192 tall CTAs (B = 160-384, H = 384-1024): inference
+// -8% to -21% (LSTM B = 192 H = 1024 21.69 -> 17.51), training -4% to -11%; the other 14 points of its grid within
+// 0.6%. Where the tall grid has at most as many CTAs as SMs (72-128) lean lost 43-58% / 19-26% (session 73 runs 3-4):
+// run 2 found most of that loss under programmatic launch (the next step's CTAs start beside this step's, some SMs then
+// hold two of one step's CTAs; without it lean loses 8-14%).
 inline bool lean_rule(long long n_tall, int sms) {
   static const int o = env_switch01("OPENRNN_STD_WGMMA_LEAN");
   return o >= 0 ? o == 1 : n_tall > sms;
@@ -143,7 +143,7 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 //   B = 96 H = 1024 (-1.3%); training -2.6% to -11% (B = 96 H = 1024 +0.6%).
 // - LSTM: inference -3% to -22% at B = 32 (H = 640 6.02 -> 4.67), B = 64 H = 1024 8.54 -> 7.79 (-8.8%), B = 96
 //   H = 768 -12%; B = 96 H = 1024 +4.0% (cuBLAS keeps it); training -0.8% to -7.6% at B = 32, -2.5% at B = 64
-//   H = 1024, +0.6% at B = 96 H = 1024. Every other point of that grid already ran it (within 0.5% / 0.9%).
+//   H = 1024, +0.6% at B = 96 H = 1024. Every other point of that grid already ran it (within 0.6% / 0.9%).
 // So from B = 32 at H in (512, 1024], but LSTM at H > 768 with B in (64, 96]. Beside cuDNN STANDARD (same run, switch
 // forced) B = 64 H = 1024: LSTM inference 1.087 / 1.078 (float16 / bfloat16), GRU 1.165 / 1.175.
 // Session 47 (run 1, H100, float16, graph, no comparator, best of two alternating processes, µs/step, the rule's path
