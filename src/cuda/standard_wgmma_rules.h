@@ -162,11 +162,13 @@ inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major,
   if (d.H >= 16 && d.H <= 512 && bh < 8192) return true;  // the fused step (B <= 16) and cuBLAS (B > 16) below
   if (d.H == 256 && bh >= (d.gru_lbr ? 49152 : 131072)) return true;
   if (d.H >= 384 && d.H <= 512 && d.B >= 96) return true;  // over mma.sync up to B * H = 65536, as above beyond
-  if (d.H > 512 && d.H <= 1024 && d.B >= 32) return !(d.lstm && d.H > 768 && d.B > 64 && d.B <= 96);  // session 78
-  // Elsewhere the mma.sync step (where mma_rule takes it), cuBLAS + pointwise or the fused step. Before session 78 the
-  // rule went on here with H = 384-1024 (B * H > 65536 at H <= 512; from B = 64 below B * H = 65536 and above
-  // B = 96 / 128 beyond at H > 512, sessions 26-34): the lines above now cover every point of that.
-  (void)mma_rule;
+  // The mma.sync step first where its rule takes it (by default only up to B = 16 at H > 512; OPENRNN_STD_MMA=1
+  // forces it, with OPENRNN_STD_WGMMA unset)
+  if (mma_rule || d.H < 384 || d.H > 1024) return false;
+  if (d.H > 512 && d.B >= 32) return !(d.lstm && d.H > 768 && d.B > 64 && d.B <= 96);  // session 78
+  // Elsewhere cuBLAS + pointwise. Before session 78 the rule went on here at H = 384-1024 (B * H > 65536 at
+  // H <= 512, which the line for B >= 96 above covers; at H > 512 from B = 64 below B * H = 65536 and above B = 96 /
+  // 128 beyond, sessions 26-34, which the line before this covers).
   return false;
 }
 
