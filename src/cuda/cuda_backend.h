@@ -50,7 +50,9 @@
 // its block shape on stderr. OPENRNN_STD_WGMMA_TALL=0|1 (read once per process): its 128-row tile on the small
 // shape's units never / wherever the small shape's grid has more CTAs than SMs (wgmma_prepare); unset = wg::tall_rule.
 // OPENRNN_STD_WGMMA_LEAN=0|1 (read once per process): that tile two CTAs per SM (Tile's LEAN) never / wherever it
-// runs; unset = wg::lean_rule.
+// runs; unset = wg::lean_rule. OPENRNN_STD_WGMMA_BIG=0|1 (read once per process): its 128-row shape (N = 128 / 96)
+// never / at any grid; unset = wg::big_rule (since session 78 also where the tall tile would run two per SM, so the
+// lean tile runs by default only under BIG=0).
 // OPENRNN_STD_WGMMA_FOLD=0 (read once per process): its split state's hi and lo rows summed by the cell, not in the
 // MMA's registers (encode_fold_map, B % 8 == 0), and so its cell on the shared-memory epilogue, never on the product's
 // registers (RegCell).
