@@ -45,12 +45,12 @@ inline bool lean_rule(long long n_tall, int sms) {
 // instead of the 64-row one or the tall tile: where its grid of n_big CTAs has at least 100 (session 26's first
 // kernel), and where the tall tile would run two CTAs per SM (over_lean: tall_rule takes it and its grid has more CTAs
 // than SMs; lean_rule's condition, so that OPENRNN_STD_WGMMA_LEAN does not move this rule; false where
-// OPENRNN_STD_WGMMA_TALL is set). Session 78's run 2 (H200,
-// float16, graph, T = 100, µs per step, the rule before -> the 128-row shape forced, inference two rounds): where the
-// alternative was the lean tall tile (72-96 CTAs of the 128-row shape: B = 160 / 192 at H = 1024, B = 192 / 256 at
-// H = 768) inference -17% to -37% (GRU B = 192 H = 1024 14.01 -> 9.59, LSTM 15.86 -> 13.12), training -4% to -13%;
-// where it was the small shape in one wave (B = 160 H = 768: 240 CTAs, two per SM) or the tall tile one per SM
-// (LSTM B = 128: 96 / 128 CTAs) it lost: inference +14% to +27%, training +6% to +10%.
+// OPENRNN_STD_WGMMA_TALL is set). Session 78's run 2 (H200, float16, graph, T = 100, µs per step, the rule before ->
+// the 128-row shape forced, inference two rounds): where the alternative was the lean tall tile (72-96 CTAs of the
+// 128-row shape: B = 160 / 192 at H = 1024, B = 192 / 256 at H = 768) inference -17% to -37% (GRU B = 192 H = 1024
+// 14.01 -> 9.59, LSTM 15.86 -> 13.12), training -4% to -13%; where it was the small shape in one wave (B = 160 H = 768:
+// 240 CTAs, two per SM) or the tall tile one per SM (LSTM B = 128: 96 / 128 CTAs) it lost: inference +14% to +27%,
+// training +6% to +10%.
 // OPENRNN_STD_WGMMA_BIG (developer switch, read once): "1" / "0" force it on / off at any grid; unset: that rule.
 inline bool big_rule(long long n_big, bool over_lean) {
   static const int o = env_switch01("OPENRNN_STD_WGMMA_BIG");
