@@ -509,6 +509,12 @@ std::vector<MmaCase> mma_cases() {
     ragged(p);
     v.push_back({"lstm_H1024_B256_reg_cell_perm_ragged", p});
   }
+  {  // H in (1536, 2048] at B = 128: the Hopper step by wg's h2048_rule in both modes (128 x 96 tiles, 2 x 49 CTAs);
+     // 1544 units = 48.25 tiles of 32, K = 1544 = 24 k blocks of 64 and one of 8; ragged
+    Problem p = make(OPENRNN_CELL_GRU, 8, 1544, 1, false, 3, 128);
+    ragged(p);
+    v.push_back({"gru_H1544_B128_h2048_rule_ragged", p});
+  }
   {  // H = 1024, B = 16: LSTM and GRU run the cuBLAS step by the rule (cublas_step_over_mma), in both modes
     Problem p = make(OPENRNN_CELL_LSTM, 8, 1024, 1, false, 3, 16);
     ragged(p);

@@ -224,7 +224,7 @@ class FwdRun {
       // With the permuted W box (wg::Maps::perm) it moves each thread's run of units as 16-byte vectors.
       const bool perm_aligned = al(gx_, 16) && al(cs_, 16) && al(acts_, 16) && al(hn_, 16) && al(p.y, 16);
       wgmma_ = aligned && (!reduced_ || wgmma_override() == 1) &&
-               use_wgmma_step(d, cfg.data_type, c.ctx.props.major, c.ctx.props.minor, mma_rule) &&
+               use_wgmma_step(d, cfg.data_type, c.ctx.props.major, c.ctx.props.minor, mma_rule, s.training) &&
                wgmma_prepare(d, Whh_, hs_, c.s.slots, reduced_ ? 1 : 2, cell_aligned, perm_aligned, s.training,
                              maps_);
     }

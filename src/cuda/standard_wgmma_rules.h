@@ -1,6 +1,6 @@
 // STANDARD algorithm, 16-bit Hopper step kernel (standard_wgmma.cuh): where it runs and in which form. The measured
-// rules (use_wgmma_step, tall_rule, lean_rule, perm_rule) and their developer switches (docs/developer-switches.md),
-// host code only. Included by standard_wgmma.cuh.
+// rules (use_wgmma_step with h2048_rule, tall_rule, lean_rule, big_rule, perm_rule) and their developer switches
+// (docs/developer-switches.md), host code only. Included by standard_wgmma.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -152,7 +152,28 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 //   -22% at B = 1 / 4, +0.7% at B = 16; training -4% to -17%) and loses at B = 64 / 256 (+2.5% to +4.8%).
 // - H = 320 (between the region below B * H = 8192 and H = 384): it loses at B = 32-96 (+5% to +67%) and is mixed
 //   from B = 128 (GRU inference B = 128 -6.6%, LSTM +4.5%; B = 256 -3% to +0.5%), so the rule does not take it.
-inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor, bool mma_rule) {
+// At H in (1024, 2048], where cuBLAS + pointwise ran the step: session 79's run 1 (H200, float16, graph, T = 100, µs
+// per step, that step -> this kernel forced, inference two rounds, training one) at H = 1536 / 2048, B = 96-256:
+// - B = 128 (two rows of 128-row CTAs, 96 / 128 CTAs: one wave): inference GRU -8.2% / -15.0% (H = 2048 21.04 ->
+//   17.88), LSTM -0.1% / -10.6% (27.31 -> 24.43); training GRU +0.7% / -2.6%, LSTM +2.7% / -1.0%.
+// - B = 256 (256 CTAs at H = 2048): GRU inference -7.0% at H = 2048 (38.20 -> 35.52), +5.6% at H = 1536; training
+//   +2.1% / +6.8%; LSTM +0.9% / +8.3% (H = 2048 / 1536), training +3.6% / +8.9%.
+// - B = 96 +1.5% to +22% (inference; training +4.8% to +6.6%), B = 160 / 192 (three rows of CTAs, two waves) +9% to
+//   +33%.
+// Run 2 (the same, B = 104-120): inference GRU -6% / -8% / -12% at H = 1536 (B = 104 / 112 / 120), -0.0% / -14% / -22%
+// at H = 2048; LSTM +1.9% / -3.4% / -4.9% and +3.2% / -6.5% / -10.5%; training at H = 2048, B = 112 / 120: GRU -5.1% /
+// -5.2%, LSTM -0.9% / -0.9%.
+// So B = 112-128 at H in (1536, 2048] in both modes and GRU's inference at H in (1024, 1536]; GRU's inference at
+// B = 256, H in (1536, 2048]. Session 78's run 7 lost at B = 16-64 there (+6% to +28%). Run 3, by this rule against
+// the one before: B = 112 / 120 inference GRU -13.3% / -20.4% at H = 2048 (-7.1% / -11.3% at 1536), LSTM -4.9% / -7.8%.
+inline bool h2048_rule(const StdDims& d, bool training) {
+  if (d.B >= 112 && d.B <= 128) return d.H > 1536 || (d.gru_lbr && !training);
+  return d.B == 256 && d.gru_lbr && !training && d.H > 1536;
+}
+
+// training: the forward pass of a training call (it writes the reserve), which h2048_rule tells apart.
+inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major, int cc_minor, bool mma_rule,
+                           bool training) {
   if (!wgmma_step_applies(d, dt, cc_major, cc_minor)) return false;
   const int o = wgmma_override();
   if (o >= 0) return o == 1;
@@ -164,7 +185,8 @@ inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major,
   if (d.H >= 384 && d.H <= 512 && d.B >= 96) return true;  // over mma.sync up to B * H = 65536, as above beyond
   // The mma.sync step first where its rule takes it (by default only up to B = 16 at H > 512; OPENRNN_STD_MMA=1
   // forces it, with OPENRNN_STD_WGMMA unset)
-  if (mma_rule || d.H < 384 || d.H > 1024) return false;
+  if (mma_rule || d.H < 384 || d.H > 2048) return false;
+  if (d.H > 1024) return h2048_rule(d, training);
   if (d.H > 512 && d.B >= 32) return !(d.lstm && d.H > 768 && d.B > 64 && d.B <= 96);  // session 78
   // Elsewhere cuBLAS + pointwise. Before session 78 the rule went on here at H = 384-1024 (B * H > 65536 at
   // H <= 512, which the line for B >= 96 above covers; at H > 512 from B = 64 below B * H = 65536 and above B = 96 /
