@@ -440,13 +440,15 @@ std::vector<MmaCase> mma_cases() {
     ragged(p);
     v.push_back({"gru_H232_B200_mid_tile_ragged", p});
   }
-  {  // M = 64: blocks of 32 rows and 16 units (2 x 50 = 100 blocks) for the mma.sync step (OPENRNN_STD_MMA=1); by the
-     // rule the Hopper step's 64-row shape since session 78 (cuBLAS + pointwise before)
+  {  // M = 64: blocks of 32 rows and 16 units (2 x 50 = 100 blocks) for the mma.sync step (OPENRNN_STD_MMA=1); the
+     // Hopper step's 64-row shape by the rule since session 78 (cuBLAS + pointwise before; session 80's line for
+     // H % 64 != 0 holds only from B = 65)
     Problem p = make(OPENRNN_CELL_GRU, 8, 800, 1, false, 3, 32);
     ragged(p);
     v.push_back({"gru_H800_B32_tile32x16_ragged", p});
   }
-  {  // M = 400: 128-row blocks (4 x 26 = 104 blocks; the last has 16 rows); 808 units = 25.25 tiles of 32
+  {  // M = 400: 128-row blocks (4 x 26 = 104 blocks; the last has 16 rows); 808 units = 25.25 tiles of 32 (the Hopper
+     // step's 128 x 128 tile under OPENRNN_STD_WGMMA=1; by the rule cuBLAS + pointwise since session 80, H % 64 != 0)
     Problem p = make(OPENRNN_CELL_LSTM, 8, 808, 1, false, 3, 200);
     p.cfg.cell_clip = 0.8;
     v.push_back({"lstm_H808_B200_big_tile_clip", p});
@@ -488,7 +490,8 @@ std::vector<MmaCase> mma_cases() {
   }
   {  // The register cell (RegCell: the folded tiles but the lean one run the cell on the product's accumulators) on
      // the tall tile (128 rows, N = 64: small shape 8 x 32 = 256 CTAs, tall 4 x 32 = 128, one per SM), ragged, so
-     // that carried sequences take its inactive path; the 128 x 128 / 96 tiles: lstm_H808_B200 and gru_H1000_B200
+     // that carried sequences take its inactive path; the 128 x 128 / 96 tiles: lstm_H1024_B256 and gru_H1024_B256
+     // below (lstm_H808_B200 and gru_H1000_B200 under OPENRNN_STD_WGMMA=1)
     Problem p = make(OPENRNN_CELL_LSTM, 6, 512, 1, false, 3, 256);
     ragged(p);
     v.push_back({"lstm_H512_B256_tall_tile_reg_cell_ragged", p});
@@ -509,11 +512,25 @@ std::vector<MmaCase> mma_cases() {
     ragged(p);
     v.push_back({"lstm_H1024_B256_reg_cell_perm_ragged", p});
   }
-  {  // H in (1536, 2048] at B = 128: the Hopper step by wg's h2048_rule in both modes (128 x 96 tiles, 2 x 49 CTAs);
-     // 1544 units = 48.25 tiles of 32, K = 1544 = 24 k blocks of 64 and one of 8; ragged
+  {  // H in (1536, 2048] at B = 128 with H % 64 != 0: cuBLAS + pointwise by the rule since session 80 (h2048_rule
+     // takes only H % 64 == 0), the Hopper step under OPENRNN_STD_WGMMA=1 (128 x 96 tiles, 2 x 49 CTAs): 1544 units =
+     // 48.25 tiles of 32, K = 1544 = 24 k blocks of 64 and one of 8; ragged
     Problem p = make(OPENRNN_CELL_GRU, 8, 1544, 1, false, 3, 128);
     ragged(p);
     v.push_back({"gru_H1544_B128_h2048_rule_ragged", p});
+  }
+  {  // GRU at H in (1536, 2048], B = 96: the Hopper step by h2048_rule in both modes (session 80), 2B = 192 rows, so
+     // the second row of 128-row CTAs (128 x 96, 2 x 50 CTAs) takes the box shifted to end at B (rows 64-191; its
+     // first 32 sequences are the first row's); ragged
+    Problem p = make(OPENRNN_CELL_GRU, 8, 1600, 1, false, 3, 96);
+    ragged(p);
+    v.push_back({"gru_H1600_B96_shifted_box_ragged", p});
+  }
+  {  // LSTM at H in (768, 1024], B = 80: the Hopper step in inference (shifted box: rows 32-159 in the second row of
+     // CTAs), cuBLAS + pointwise in training (session 80's rule); 960 units = 30 tiles of 32, K = 15 k blocks of 64
+    Problem p = make(OPENRNN_CELL_LSTM, 8, 960, 1, false, 3, 80);
+    ragged(p);
+    v.push_back({"lstm_H960_B80_shifted_box_ragged", p});
   }
   {  // H = 1024, B = 16: LSTM and GRU run the cuBLAS step by the rule (cublas_step_over_mma), in both modes
     Problem p = make(OPENRNN_CELL_LSTM, 8, 1024, 1, false, 3, 16);

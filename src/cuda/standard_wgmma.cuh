@@ -348,6 +348,16 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
   const int H = p.H, K = p.Hout;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int u0 = blockIdx.x * UB, m0 = blockIdx.y * MB;
+  // ma: the first state row of this CTA's box. Folded, where the last row of CTAs would run past B (B % (MB / 2) != 0,
+  // B >= MB / 2), its box ends at sequence B instead: the TMA unit's out-of-bounds fill of a box's sequence groups
+  // cost up to 22% of the step (session 79's run 4, GRU B = 96 H = 2048; session 80's run 1 with this shift, forced:
+  // B = 96 GRU -14.5% / -22.9% at H = 1024 / 2048, LSTM -11.4% / -8.3%). Its first (m0 - ma) / 2 sequences belong to
+  // the row of CTAs before, which runs their cell: here they are multiplied and skipped (below bown).
+  const int ma = FOLD && m0 + MB > terms * p.B && terms * p.B >= MB ? terms * p.B - MB : m0;
+  // Folded with B < MB / 2, encode_fold_map's box holds the B / 8 sequence groups there are (2B rows): the stage's
+  // other A rows keep stale bytes, whose products land in rows past B, which no cell reads. The bytes each stage
+  // expects follow.
+  const unsigned stage_tx = FOLD && terms * p.B < MB ? unsigned(terms * p.B * kBK * 2 + Cfg::B_BYTES) : Cfg::STAGE;
   const int KB = (K + kBK - 1) / kBK;
 
   if (tid == 0) {
@@ -375,12 +385,13 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
   // (run 7) with gx prefetched into L2. Reduced state (terms == 1, twice the sequences): gx is prefetched into L2 and
   // every thread runs the cell from global memory.
   const bool staged = terms == 2;
-  const int nseq = MB / terms, b0 = m0 / terms;
+  const int nseq = MB / terms, b0 = ma / terms, bown = m0 / terms;  // the box's first sequence, this CTA's first
   constexpr int CT = CW * 128, E = (MB / 2) * UB / CT;  // consumer threads; elements per consumer thread
   static_assert((MB / 2) * UB % CT == 0, "whole elements per consumer thread");
   CellInputs<CELL> in[REG ? 1 : E];
   // REG: the product thread's one sequence and first unit (RegCell); rc holds its inputs.
-  const int reg_b = b0 + 32 * (warp / 4) + 8 * (warp % 4) + (lane >> 2),
+  const int reg_s = b0 + 32 * (warp / 4) + 8 * (warp % 4) + (lane >> 2),
+            reg_b = reg_s < bown ? p.B : reg_s,  // p.B: no sequence (RegCell skips it)
             reg_u = u0 + (PERM ? UB / 4 : 2) * (lane & 3);
   RegCell<CELL == 2 ? 0 : CELL, REG ? UB : 8, PERM> rc;
   // Every element of a consumer thread has the same unit (CT is a multiple of UB), so its biases are one CellBias. They
@@ -402,7 +413,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
 #pragma unroll
       for (int i = 0; i < E; ++i) {
         const int e = tid + i * CT, b = b0 + e / UB, u = u0 + e % UB;
-        in[i].load(p, b, u, b < p.B && u < H);
+        in[i].load(p, b, u, !(FOLD && b < bown) && b < p.B && u < H);
       }
     } else {
       constexpr int LPR = (UB * 4 + 127) / 128;  // 128-byte lines per gate row of the tile
@@ -430,9 +441,9 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
     if (lane == 0) {
       auto load_a = [&](int kb, unsigned char* st, uint64_t* bar) {
         if (FOLD && fold == 2)
-          tma_load_4d(st, &mA, kb * kBK, 0, 0, slot * (p.B / 8) + m0 / 16, bar);
+          tma_load_4d(st, &mA, kb * kBK, 0, 0, slot * (p.B / 8) + ma / 16, bar);
         else if (FOLD)
-          tma_load_5d(st, &mA, kb * kBK, 0, 0, m0 / 16, slot, bar);
+          tma_load_5d(st, &mA, kb * kBK, 0, 0, ma / 16, slot, bar);
         else
           tma_load_3d(st, &mA, kb * kBK, m0, slot, bar);
       };
@@ -446,7 +457,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
       };
       const int pre = KB < wpre ? KB : (wpre < STAGES ? wpre : STAGES);
       for (int kb = 0; kb < pre; ++kb) {
-        persist::mbar_arrive_expect_tx_cta(&full[kb], Cfg::STAGE);
+        persist::mbar_arrive_expect_tx_cta(&full[kb], stage_tx);
         load_w(kb, base + size_t(kb) * Cfg::STAGE, &full[kb]);
       }
       pdl_wait();
@@ -455,7 +466,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
         const int s = kb % STAGES;
         if (kb >= STAGES) mbar_wait(&empty[s], unsigned((kb / STAGES - 1) & 1));
         unsigned char* st = base + size_t(s) * Cfg::STAGE;
-        persist::mbar_arrive_expect_tx_cta(&full[s], Cfg::STAGE);
+        persist::mbar_arrive_expect_tx_cta(&full[s], stage_tx);
         load_a(kb, st, &full[s]);
         load_w(kb, st, &full[s]);
       }
@@ -530,7 +541,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
 #pragma unroll
       for (int i = 0; i < E; ++i) {
         const int e = tid + i * CT, b = b0 + e / UB, u = u0 + e % UB;
-        if (b >= p.B || u >= H) continue;
+        if ((FOLD && b < bown) || b >= p.B || u >= H) continue;
         in[i].run_pre(p, b, u, [&gv, i](int g, int) { return gv[i][g]; }, bias);
       }
     }
@@ -600,7 +611,9 @@ int encode_fold_map(CUtensorMap* m, const T* hs, unsigned long long B, unsigned 
   const cuuint64_t dims[5] = {H, 8, 2, r4 ? slots * (B / 8) : B / 8, slots};
   const cuuint64_t e = sizeof(T);
   const cuuint64_t strides[4] = {2 * H * e, H * e, 16 * H * e, 2 * B * H * e};
-  const cuuint32_t box[5] = {static_cast<cuuint32_t>(kBK), 8, 2, MB / 16, 1};
+  // B < MB / 2: a box of the B / 8 groups there are, not one filled out of bounds (the kernel's stage_tx)
+  const cuuint32_t groups = static_cast<cuuint32_t>(B < MB / 2 ? B / 8 : MB / 16);
+  const cuuint32_t box[5] = {static_cast<cuuint32_t>(kBK), 8, 2, groups, 1};
   const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
   const bool ok = fn(m, dt, r4 ? 4 : 5, const_cast<T*>(hs), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,

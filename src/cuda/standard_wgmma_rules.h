@@ -166,8 +166,18 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 // So B = 112-128 at H in (1536, 2048] in both modes and GRU's inference at H in (1024, 1536]; GRU's inference at
 // B = 256, H in (1536, 2048]. Session 78's run 7 lost at B = 16-64 there (+6% to +28%). Run 3, by this rule against
 // the one before: B = 112 / 120 inference GRU -13.3% / -20.4% at H = 2048 (-7.1% / -11.3% at 1536), LSTM -4.9% / -7.8%.
+// Session 80 (runs 1-2, H200, float16, graph, T = 100, µs per step, cuBLAS + pointwise -> this kernel forced, inference
+// two rounds, training one), after the last row of CTAs' box was shifted to end at B (standard_wgmma.cuh, ma):
+// - GRU inference from B = 88: H = 2048 B = 88 / 96 / 104 21.13 -> 16.30 / -12.0% / -15.7% (B = 80 +0.9%, B = 72
+//   +6.2%); H = 1536 -12.1% / -8.4% / -13.1%; H = 1280 -4.5% / -12.8% / -0.1%.
+// - GRU training from B = 96 at H = 2048 (B = 96 / 104 -2.5% / -4.5%, B = 80 +1.5%); H = 1536 -0.3% / -1.9%.
+// - LSTM still loses below B = 112 at H = 1536-2048 (inference B = 104 +0.2% / +1.3%, B = 88 +15% / +11%; training
+//   B = 104 +1.5% at H = 2048) and is mixed at H = 1280 (B = 88 / 96 / 104 -4.8% / -3.3% / +7.1%).
+// Only where H % 64 == 0 (use_wgmma_step, below).
 inline bool h2048_rule(const StdDims& d, bool training) {
-  if (d.B >= 112 && d.B <= 128) return d.H > 1536 || (d.gru_lbr && !training);
+  if (d.gru_lbr && !training && d.B >= 88 && d.B <= 128) return true;
+  if (d.B >= 112 && d.B <= 128) return d.H > 1536;
+  if (d.gru_lbr && training && d.H > 1536 && d.B >= 96 && d.B < 112) return true;
   return d.B == 256 && d.gru_lbr && !training && d.H > 1536;
 }
 
@@ -186,8 +196,21 @@ inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major,
   // The mma.sync step first where its rule takes it (by default only up to B = 16 at H > 512; OPENRNN_STD_MMA=1
   // forces it, with OPENRNN_STD_WGMMA unset)
   if (mma_rule || d.H < 384 || d.H > 2048) return false;
+  // H > 512 with H % 64 != 0 and B > 64: cuBLAS + pointwise. There the rows of W and of the state are not a multiple
+  // of the 128-byte swizzle's line apart, and the last k block is partly filled out of bounds (which of the two costs
+  // was not told apart). Session 80 (H200, float16 inference, graph, T = 100, µs per step; run 3: cuBLAS -> this kernel forced,
+  // two rounds) at B = 96 / 128: H = 1000 GRU +32% / +15%, LSTM +23% / +5%; H = 1544 GRU +41% / +23% (B = 96 15.93 ->
+  // 22.48, where H = 1536 took 12.76), LSTM +28% / +28%; H = 1800 GRU +23% / +32%, LSTM +58% / +23%; against H = 1024 /
+  // 1536 / 1792: -1% to -13%. Run 2 had found the loss by the rule at GRU H = 1800, B = 88-104 (+15% to +26%). Run 4
+  // (by the rule, the Hopper step -> cuBLAS at every H > 512 with H % 64 != 0) lost at smaller B: H = 800 B = 32 GRU
+  // +22.7% / LSTM +12.4%, H = 1000 B = 64 GRU +5.3% / LSTM -2.4% (B = 96 / 128: GRU -12.6% / -12.6%, LSTM 0.0% (cuBLAS
+  // before too) / -8.1%); so the line holds from B = 65.
+  if (d.H > 512 && d.H % 64 != 0 && d.B > 64) return false;
   if (d.H > 1024) return h2048_rule(d, training);
-  if (d.H > 512 && d.B >= 32) return !(d.lstm && d.H > 768 && d.B > 64 && d.B <= 96);  // session 78
+  // LSTM at H > 768, B in (64, 96]: cuBLAS in training. Session 78 kept it there in inference too (B = 96 H = 1024
+  // +4.0%); session 80's run 1 (as h2048_rule's, with the shifted box) found this kernel ahead in inference at
+  // H = 1024: B = 72 / 80 / 88 / 96 -0.2% / -2.2% / -4.2% / -6.5% (10.14 -> 9.49); training B = 80 / 96 +2.3% / +0.7%.
+  if (d.H > 512 && d.B >= 32) return !(d.lstm && training && d.H > 768 && d.B > 64 && d.B <= 96);
   // Elsewhere cuBLAS + pointwise. Before session 78 the rule went on here at H = 384-1024 (B * H > 65536 at
   // H <= 512, which the line for B >= 96 above covers; at H > 512 from B = 64 below B * H = 65536 and above B = 96 /
   // 128 beyond, sessions 26-34, which the line before this covers).
