@@ -512,9 +512,9 @@ std::vector<MmaCase> mma_cases() {
     ragged(p);
     v.push_back({"lstm_H1024_B256_reg_cell_perm_ragged", p});
   }
-  {  // H in (1536, 2048] at B = 128 with H % 64 != 0: cuBLAS + pointwise by the rule since session 80 (h2048_rule
-     // takes only H % 64 == 0), the Hopper step under OPENRNN_STD_WGMMA=1 (128 x 96 tiles, 2 x 49 CTAs): 1544 units =
-     // 48.25 tiles of 32, K = 1544 = 24 k blocks of 64 and one of 8; ragged
+  {  // H in (1536, 2048] at B = 128 with H % 64 != 0: cuBLAS + pointwise by the rule since session 80
+     // (use_wgmma_step takes h2048_rule only at H % 64 == 0), the Hopper step under OPENRNN_STD_WGMMA=1 (128 x 96
+     // tiles, 2 x 49 CTAs): 1544 units = 48.25 tiles of 32, K = 1544 = 24 k blocks of 64 and one of 8; ragged
     Problem p = make(OPENRNN_CELL_GRU, 8, 1544, 1, false, 3, 128);
     ragged(p);
     v.push_back({"gru_H1544_B128_h2048_rule_ragged", p});
@@ -527,7 +527,8 @@ std::vector<MmaCase> mma_cases() {
     v.push_back({"gru_H1600_B96_shifted_box_ragged", p});
   }
   {  // LSTM at H in (768, 1024], B = 80: the Hopper step in inference (shifted box: rows 32-159 in the second row of
-     // CTAs), cuBLAS + pointwise in training (session 80's rule); 960 units = 30 tiles of 32, K = 15 k blocks of 64
+     // CTAs; the tall 128 x 64 tile, 60 blocks of 16 units), cuBLAS + pointwise in training (session 80's rule);
+     // K = 15 k blocks of 64
     Problem p = make(OPENRNN_CELL_LSTM, 8, 960, 1, false, 3, 80);
     ragged(p);
     v.push_back({"lstm_H960_B80_shifted_box_ragged", p});

@@ -171,8 +171,8 @@ inline bool wgmma_step_applies(const StdDims& d, openrnn_data_type dt, int cc_ma
 // - GRU inference from B = 88: H = 2048 B = 88 / 96 / 104 21.13 -> 16.30 / -12.0% / -15.7% (B = 80 +0.9%, B = 72
 //   +6.2%); H = 1536 -12.1% / -8.4% / -13.1%; H = 1280 -4.5% / -12.8% / -0.1%.
 // - GRU training from B = 96 at H = 2048 (B = 96 / 104 -2.5% / -4.5%, B = 80 +1.5%); H = 1536 -0.3% / -1.9%.
-// - LSTM still loses below B = 112 at H = 1536-2048 (inference B = 104 +0.2% / +1.3%, B = 88 +15% / +11%; training
-//   B = 104 +1.5% at H = 2048) and is mixed at H = 1280 (B = 88 / 96 / 104 -4.8% / -3.3% / +7.1%).
+// - LSTM below B = 112: inference at H = 2048 B = 88 / 96 / 104 +15% / +13% / +0.2%, at H = 1536 +11% / -0.3% /
+//   +1.3%, at H = 1280 -4.8% / -3.3% / +7.1%; training at H = 2048 B = 104 +1.5%. So cuBLAS keeps it.
 // Only where H % 64 == 0 (use_wgmma_step, below).
 inline bool h2048_rule(const StdDims& d, bool training) {
   if (d.gru_lbr && !training && d.B >= 88 && d.B <= 128) return true;
@@ -198,13 +198,13 @@ inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major,
   if (mma_rule || d.H < 384 || d.H > 2048) return false;
   // H > 512 with H % 64 != 0 and B > 64: cuBLAS + pointwise. There the rows of W and of the state are not a multiple
   // of the 128-byte swizzle's line apart, and the last k block is partly filled out of bounds (which of the two costs
-  // was not told apart). Session 80 (H200, float16 inference, graph, T = 100, µs per step; run 3: cuBLAS -> this kernel forced,
-  // two rounds) at B = 96 / 128: H = 1000 GRU +32% / +15%, LSTM +23% / +5%; H = 1544 GRU +41% / +23% (B = 96 15.93 ->
-  // 22.48, where H = 1536 took 12.76), LSTM +28% / +28%; H = 1800 GRU +23% / +32%, LSTM +58% / +23%; against H = 1024 /
-  // 1536 / 1792: -1% to -13%. Run 2 had found the loss by the rule at GRU H = 1800, B = 88-104 (+15% to +26%). Run 4
-  // (by the rule, the Hopper step -> cuBLAS at every H > 512 with H % 64 != 0) lost at smaller B: H = 800 B = 32 GRU
-  // +22.7% / LSTM +12.4%, H = 1000 B = 64 GRU +5.3% / LSTM -2.4% (B = 96 / 128: GRU -12.6% / -12.6%, LSTM 0.0% (cuBLAS
-  // before too) / -8.1%); so the line holds from B = 65.
+  // was not told apart). Session 80 (H200, float16 inference, graph, T = 100, µs per step, two rounds; run 3: cuBLAS
+  // -> this kernel forced) at B = 128 (no box past B): H = 1000 GRU +15%, LSTM +5%; H = 1544 GRU +23% (18.25 ->
+  // 22.38; H = 1536 13.34), LSTM +28%; H = 1800 GRU +32%, LSTM +23%; at H = 1024 / 1536 / 1792 -1% to -13%. At B = 96
+  // +23% to +58% (those include the shifted box's own cost at H % 64 != 0, run 7: +11% to +13% at H = 1000). Run 4
+  // (by the rule, the Hopper step -> cuBLAS at every H > 512 with H % 64 != 0): B = 96 / 128 at H = 1000 GRU -12.6% /
+  // -12.6%, LSTM 0.0% (cuBLAS before too) / -8.1%; but H = 800 B = 32 GRU +22.7% / LSTM +12.4%, H = 1000 B = 64 GRU
+  // +5.3% / LSTM -2.4%; so the line holds from B = 65.
   if (d.H > 512 && d.H % 64 != 0 && d.B > 64) return false;
   if (d.H > 1024) return h2048_rule(d, training);
   // LSTM at H > 768, B in (64, 96]: cuBLAS in training. Session 78 kept it there in inference too (B = 96 H = 1024
