@@ -514,10 +514,11 @@ std::vector<MmaCase> mma_cases() {
   }
   {  // H in (1536, 2048] at B = 128 with H % 64 != 0: cuBLAS + pointwise by the rule since session 80
      // (use_wgmma_step takes h2048_rule only at H % 64 == 0), the Hopper step under OPENRNN_STD_WGMMA=1 (128 x 96
-     // tiles, 2 x 49 CTAs): 1544 units = 48.25 tiles of 32, K = 1544 = 24 k blocks of 64 and one of 8; ragged
+     // tiles, 2 x 49 CTAs): 1544 units = 48.25 tiles of 32, K = 1544 = 24 k blocks of 64 and one of 8; ragged.
+     // (gru_H1544_B128_h2048_rule_ragged in session 79, when the rule took the Hopper step here.)
     Problem p = make(OPENRNN_CELL_GRU, 8, 1544, 1, false, 3, 128);
     ragged(p);
-    v.push_back({"gru_H1544_B128_h2048_rule_ragged", p});
+    v.push_back({"gru_H1544_B128_partial_k_ragged", p});
   }
   {  // GRU at H in (1536, 2048], B = 96: the Hopper step by h2048_rule in both modes (session 80), 2B = 192 rows, so
      // the second row of 128-row CTAs (128 x 96, 2 x 50 CTAs) takes the box shifted to end at B (rows 64-191; its
