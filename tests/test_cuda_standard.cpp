@@ -442,20 +442,22 @@ std::vector<MmaCase> mma_cases() {
   }
   {  // M = 64: blocks of 32 rows and 16 units (2 x 50 = 100 blocks) for the mma.sync step (OPENRNN_STD_MMA=1); the
      // Hopper step's 64-row shape by the rule since session 78 (cuBLAS + pointwise before; session 80's line for
-     // H % 64 != 0 holds only from B = 65)
+     // H % 64 != 0 holds only from B = 65); in inference at the padded pitch 832 since session 81 (StdDims::wpad)
     Problem p = make(OPENRNN_CELL_GRU, 8, 800, 1, false, 3, 32);
     ragged(p);
     v.push_back({"gru_H800_B32_tile32x16_ragged", p});
   }
   {  // M = 400: 128-row blocks (4 x 26 = 104 blocks; the last has 16 rows); 808 units = 25.25 tiles of 32 (the Hopper
-     // step's 128 x 128 tile under OPENRNN_STD_WGMMA=1; by the rule cuBLAS + pointwise since session 80, H % 64 != 0)
+     // step's 128 x 128 tile under OPENRNN_STD_WGMMA=1). By the rule since session 81 the Hopper step in inference, at
+     // the padded pitch 832 (StdDims::wpad), and cuBLAS + pointwise in training (session 80's line at H % 64 != 0)
     Problem p = make(OPENRNN_CELL_LSTM, 8, 808, 1, false, 3, 200);
     p.cfg.cell_clip = 0.8;
     v.push_back({"lstm_H808_B200_big_tile_clip", p});
   }
   {  // M = 400: the Hopper step kernel's 128-row blocks with GRU's N = 96 (4 x 32 = 128 blocks; the last has 16 rows);
      // 1000 units = 31.25 tiles of 32, K = 1000 = 15 k blocks of 64 and a partial one (under OPENRNN_STD_WGMMA=1:
-     // tools/gpu-suite.sh --also-env OPENRNN_STD_WGMMA=1; cuBLAS + pointwise by its rule, B * H > 131072 for GRU)
+     // tools/gpu-suite.sh --also-env OPENRNN_STD_WGMMA=1; by the rule since session 81 the Hopper step in inference,
+     // the state and W_hh at the padded pitch 1024, and cuBLAS + pointwise in training)
     Problem p = make(OPENRNN_CELL_GRU, 8, 1000, 1, false, 3, 200);
     ragged(p);
     v.push_back({"gru_H1000_B200_big_tile_ragged", p});
@@ -468,7 +470,8 @@ std::vector<MmaCase> mma_cases() {
     v.push_back({"gru_H512_B200_tall_tile_ragged", p});
   }
   {  // the same for LSTM (N = 64) with partial unit and k tiles: 392 units = 24.5 blocks of 16, K = 392 = 6 k blocks
-     // of 64 and one of 8; M = 360 = 2 full blocks and one of 104 rows (small shape: 6 x 25 = 150 CTAs)
+     // of 64 and one of 8; M = 360 = 2 full blocks and one of 104 rows (small shape: 6 x 25 = 150 CTAs); B % 8 != 0,
+     // so the rows are not folded: the padded pitch 448 (session 81) through the generic cell (FwdStep::hsp)
     Problem p = make(OPENRNN_CELL_LSTM, 6, 392, 1, false, 3, 180);
     p.cfg.cell_clip = 0.8;
     v.push_back({"lstm_H392_B180_tall_tile_clip", p});
@@ -512,10 +515,10 @@ std::vector<MmaCase> mma_cases() {
     ragged(p);
     v.push_back({"lstm_H1024_B256_reg_cell_perm_ragged", p});
   }
-  {  // H in (1536, 2048] at B = 128 with H % 64 != 0: cuBLAS + pointwise by the rule since session 80
-     // (use_wgmma_step takes h2048_rule only at H % 64 == 0), the Hopper step under OPENRNN_STD_WGMMA=1 (128 x 96
-     // tiles, 2 x 49 CTAs): 1544 units = 48.25 tiles of 32, K = 1544 = 24 k blocks of 64 and one of 8; ragged.
-     // (gru_H1544_B128_h2048_rule_ragged in session 79, when the rule took the Hopper step here.)
+  {  // H in (1536, 2048] at B = 128 with H % 64 != 0: the Hopper step (128 x 96 tiles, 2 x 49 CTAs; 1544 units =
+     // 48.25 tiles of 32, K = 1544 = 24 k blocks of 64 and one of 8) by h2048_rule in inference since session 81, at
+     // the padded pitch 1600 (the register cell's PAD form); cuBLAS + pointwise in training (session 80's line for
+     // H % 64 != 0, from B = 65); ragged. (gru_H1544_B128_h2048_rule_ragged in session 79.)
     Problem p = make(OPENRNN_CELL_GRU, 8, 1544, 1, false, 3, 128);
     ragged(p);
     v.push_back({"gru_H1544_B128_partial_k_ragged", p});

@@ -36,6 +36,9 @@ StdDims std_dims(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x) {
   d.es = dtype_size(c.data_type);
   d.ss = c.data_type == OPENRNN_DATA_DOUBLE ? 8 : 4;
   d.split = d.es == 2 ? 2 : 1;
+  const bool hopper_cell = !d.proj && !d.gru_rb;  // the cells of wgmma_step_applies
+  d.wpad = d.split == 2 && hopper_cell && d.Hout > 64 && d.Hout % 64 != 0 && d.Hout % 8 == 0 ? (d.Hout + 63) / 64 * 64
+                                                                                              : 0;
   return d;
 }
 
@@ -146,9 +149,10 @@ StdLayout make_std_layout(const openrnn_rnn_desc& rnn, const openrnn_seq_desc& x
       if (d.proj) s.f_hp[j] = f.take(B * static_cast<size_t>(d.P) * d.ss);
       if (d.split == 2 && (d.gru_rb || d.proj))  // K-doubled operand (standard_forward.cu)
         s.f_w2[j] = f.take((GH * 2 * Hout + (d.proj ? static_cast<size_t>(d.P) * 2 * H : 0)) * d.es);
+      if (d.wpad > 0) s.f_wp[j] = f.take(GH * static_cast<size_t>(d.wpad) * d.es);
       if (!training) {
         if (d.gru_rb) s.f_acts[j] = f.take(B * GH * d.ss);
-        s.f_hs[j] = f.take(2 * B * hs * d.es);
+        s.f_hs[j] = f.take(2 * B * (d.wpad > 0 ? static_cast<size_t>(d.wpad) * d.split : hs) * d.es);
         if (d.lstm) s.f_cs[j] = f.take(2 * B * H * d.ss);
         if (d.proj) s.f_htil[j] = f.take(B * us * d.es);
         if (d.gru_rb) s.f_rh[j] = f.take(B * us * d.es);

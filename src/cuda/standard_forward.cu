@@ -184,13 +184,13 @@ class FwdRun {
     }
     hB_ = static_cast<long long>(B) * d.Hout;
     cB_ = static_cast<long long>(B) * H;
-    hsB_ = static_cast<long long>(B) * d.hs_ld();
     sidx_ = static_cast<size_t>(l * d.D + dir);
 
     FwdStep<T, S>& p = p_;
     p.B = B;
     p.H = H;
     p.Hout = d.Hout;
+    p.hsp = d.Hout;  // the padded pitch below, where the Hopper step takes it
     p.lens = c.lens;
     p.gx = gx_;
     p.gx_rows = x_rows_;
@@ -223,11 +223,20 @@ class FwdRun {
       const bool cell_aligned = al(gx_, 8) && al(cs_, 8) && al(acts_, 8) && al(hn_, 8) && al(p.y, 4);
       // With the permuted W box (wg::Maps::perm) it moves each thread's run of units as 16-byte vectors.
       const bool perm_aligned = al(gx_, 16) && al(cs_, 16) && al(acts_, 16) && al(hn_, 16) && al(p.y, 16);
-      wgmma_ = aligned && (!reduced_ || wgmma_override() == 1) &&
-               use_wgmma_step(d, cfg.data_type, c.ctx.props.major, c.ctx.props.minor, mma_rule, s.training) &&
-               wgmma_prepare(d, Whh_, hs_, c.s.slots, reduced_ ? 1 : 2, cell_aligned, perm_aligned, s.training,
-                             maps_);
+      const bool want = aligned && (!reduced_ || wgmma_override() == 1) &&
+                        use_wgmma_step(d, cfg.data_type, c.ctx.props.major, c.ctx.props.minor, mma_rule, s.training);
+      // At H % 64 != 0 (StdDims::wpad) the Hopper step reads W_hh from a copy at the padded pitch (begin() makes it)
+      // and, in inference, keeps the state slots at it (the reserve of a training call keeps Hout).
+      T* wp = want && d.wpad > 0 ? region<T>(ws, s.f_wp[lane]) : nullptr;
+      const int hp = wp && !s.training ? d.wpad : d.Hout;
+      wgmma_ = want && wgmma_prepare(d, wp ? wp : Whh_, wp ? d.wpad : d.Hout, hs_, hp, c.s.slots, reduced_ ? 1 : 2,
+                                     cell_aligned, perm_aligned, s.training, maps_);
+      if (wgmma_) {
+        wpad_ = wp;
+        p.hsp = hp;
+      }
     }
+    hsB_ = static_cast<long long>(B) * p.hsp * d.split;  // one state slot
     mma_ = !wgmma_ && mma_rule && aligned;
     fused_ = fused && !mma_ && !wgmma_;
     // Recurrent GEMM operands for split states (standard_kernels.cuh): LSTM without projection, GRU
@@ -267,11 +276,14 @@ class FwdRun {
     const StdDims& d = d_;
     const int first = slot_first(d.T, dir_, c_.s.slots);
     const T* hx = c_.a.hx ? static_cast<const T*>(c_.a.hx) + sidx_ * hB_ : nullptr;
-    state_in(hx, hs_ + first * hsB_, d.B, d.Hout, d.hs_ld(), st_);
+    state_in(hx, hs_ + first * hsB_, d.B, d.Hout, p_.hsp * d.split, st_);
     if (d.lstm) {
       const T* cx = c_.a.cx ? static_cast<const T*>(c_.a.cx) + sidx_ * cB_ : nullptr;
       convert_or_zero(cx, cs_ + first * cB_, cB_, st_);
     }
+    if (wpad_)  // W_hh's rows at the padded pitch; the pad columns are never read (the Hopper step's W map is H wide)
+      OPENRNN_CUDA_CHECK(cudaMemcpy2DAsync(wpad_, sizeof(T) * d.wpad, Whh_, sizeof(T) * d.Hout, sizeof(T) * d.Hout,
+                                           static_cast<size_t>(d.GH), cudaMemcpyDeviceToDevice, st_));
     if (w2_) {
       dup_cols(Whh_, w2_, d.GH, d.Hout, st_);
       if (d.proj) dup_cols(Whr_, w2_ + static_cast<size_t>(d.GH) * 2 * d.Hout, d.Hout, d.H, st_);
@@ -416,7 +428,8 @@ class FwdRun {
   void end() const {
     const StdDims& d = d_;
     const int lastslot = slot_last(d.T, dir_, c_.s.slots);
-    if (c_.a.hy) state_out(hs_ + lastslot * hsB_, static_cast<T*>(c_.a.hy) + sidx_ * hB_, d.B, d.Hout, d.hs_ld(), st_);
+    if (c_.a.hy)
+      state_out(hs_ + lastslot * hsB_, static_cast<T*>(c_.a.hy) + sidx_ * hB_, d.B, d.Hout, p_.hsp * d.split, st_);
     if (c_.a.cy && d.lstm) convert_or_zero(cs_ + lastslot * cB_, static_cast<T*>(c_.a.cy) + sidx_ * cB_, cB_, st_);
   }
 
@@ -434,6 +447,7 @@ class FwdRun {
   int I_l_ = 0;
   S *gx_ = nullptr, *gh_ = nullptr, *ghn_ = nullptr;
   T* hs_ = nullptr;
+  T* wpad_ = nullptr;  // the Hopper step's copy of W_hh at StdDims::wpad (null: it reads W_hh)
   S *cs_ = nullptr, *acts_ = nullptr, *hn_ = nullptr;
   T *htil_ = nullptr, *rh_ = nullptr;
   long long acts_t_ = 0, htil_t_ = 0, hn_t_ = 0, rh_t_ = 0;  // per-step strides (0: one reused slot)

@@ -64,7 +64,7 @@ struct FwdStep {
   int gh_lo;  // split states on the M-doubled GEMM: row b holds hi*W^T then, gh_lo further, lo*W^T (0: one term)
   const T* bih;  // [G*H] or null
   const T* bhh;  // [G*H] or null
-  const T* hin;  // state before the step [B, Hout * Split] (row stride hs_ld = Hout * Split)
+  const T* hin;  // state before the step: row b at b * hsp * Split, hi at [u], lo at [hsp + u] (u < Hout)
   T* hout;       // state after the step (projection: written by proj_post from the projection GEMM's hp)
   const S* cin;  // LSTM [B, H]
   S* cout;
@@ -78,15 +78,16 @@ struct FwdStep {
   int y_width, y_col;
   S fill, clip;
   bool relu;
+  int hsp;  // the state rows' part pitch (hin / hout): Hout, or StdDims::wpad where the Hopper step runs an inference
 
   __device__ bool active(int b) const { return !lens || t < lens[b]; }
   __device__ S bias(const T* p, int j) const { return p ? ld<S>(p + j) : S(0); }
   static constexpr int kSplit = Split<T>::value;
-  __device__ long long hrow(int b) const { return (long long)b * Hout * kSplit; }
+  __device__ long long hrow(int b) const { return (long long)b * hsp * kSplit; }
   __device__ long long urow(int b) const { return (long long)b * H * kSplit; }  // htil / rh rows (width H)
-  __device__ S h_prev(int b, int u) const { return ld_split<S>(hin + hrow(b) + u, Hout); }
-  __device__ void put_h(int b, int u, S v) const { st_split(hout + hrow(b) + u, Hout, v); }
-  __device__ void carry_h(int b, int u) const { copy_split(hin + hrow(b) + u, hout + hrow(b) + u, Hout); }
+  __device__ S h_prev(int b, int u) const { return ld_split<S>(hin + hrow(b) + u, hsp); }
+  __device__ void put_h(int b, int u, S v) const { st_split(hout + hrow(b) + u, hsp, v); }
+  __device__ void carry_h(int b, int u) const { copy_split(hin + hrow(b) + u, hout + hrow(b) + u, hsp); }
   __device__ void put_y(int b, int u, S v) const { st(y + y_rows.row(t, b) * y_width + y_col + u, v); }
 };
 

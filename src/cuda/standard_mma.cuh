@@ -197,8 +197,8 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, XW>::NTHREADS)
   // The stage's rows: A row m0 + r (r < MB), then W row g*H + u of tile column r - MB.
   const KPipe<T, MB + NB, MB, kBK, kLds, kStages, NTH> pipe(stages, tid, K, W, [&](int r) -> const T* {
     if (r < MB) {
-      const int m = m0 + r;  // split state: slot row m / terms (stride 2K), term m % terms (offset K)
-      return m < M ? p.hin + (long long)(m / terms) * (2 * K) + (m % terms) * K : nullptr;
+      const int m = m0 + r;  // split state: slot row m / terms (stride 2 hsp), term m % terms (offset hsp)
+      return m < M ? p.hin + (long long)(m / terms) * (2 * p.hsp) + (m % terms) * p.hsp : nullptr;
     }
     const int n = r - MB, g = n / UB, u = u0 + n % UB;
     return u < H ? W + (long long)(g * H + u) * K : nullptr;

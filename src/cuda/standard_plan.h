@@ -47,7 +47,15 @@ struct StdDims {
   bool proj, lstm, gru_lbr, gru_rb, rnn;
   size_t es, ss;
   int split;  // 2 for float16/bfloat16 (hi/lo state pairs, standard_kernels.cuh), else 1
-  int hs_ld() const { return Hout * split; }  // row stride of h states
+  // The Hopper step's padded row pitch (elements), 0 where none: Hout rounded up to 64 for split states of its cells
+  // (LSTM without projection, GRU linear-before-reset, RNN) with Hout > 64, Hout % 64 != 0 and Hout % 8 == 0. Its
+  // TMA boxes read 128-byte rows; rows 2 Hout bytes apart straddle two lines each, which took up to 70% of the step
+  // (session 81, run 2: GRU B = 128, H = 1544 18.9 µs per kernel against 12.8 at H = 1536, three times the L2
+  // requests). Where it runs, W_hh is copied into a workspace buffer of this pitch (f_wp) and, in inference, the state
+  // slots take it as their part pitch (FwdStep::hsp; the reserve keeps Hout, the layout PERSISTENT and the backward
+  // share).
+  int wpad;
+  int hs_ld() const { return Hout * split; }  // row stride of h states (the reserve's; see wpad)
   int us_ld() const { return H * split; }     // row stride of htil / rh
   int layer_in(int l) const { return l == 0 ? I : D * Hout; }
   long long TB() const { return static_cast<long long>(T) * B; }
@@ -86,7 +94,9 @@ struct StdLayout {
   size_t f_hp[kStdLanes]{kAbsent, kAbsent, kAbsent};  // LSTM projection GEMM output [B, P] S
   // split: [W_hh | W_hh] [G*H, 2*Hout] then [W_hr | W_hr] [P, 2*H], T
   size_t f_w2[kStdLanes]{kAbsent, kAbsent, kAbsent};
-  // inference only (training keeps these in the reserve)
+  // the Hopper step's copy of W_hh at the padded pitch [G*H, wpad] T (StdDims::wpad > 0)
+  size_t f_wp[kStdLanes]{kAbsent, kAbsent, kAbsent};
+  // inference only (training keeps these in the reserve); f_hs at the part pitch max(Hout, wpad)
   size_t f_acts[kStdLanes]{kAbsent, kAbsent, kAbsent}, f_hs[kStdLanes]{}, f_cs[kStdLanes]{kAbsent, kAbsent, kAbsent},
       f_htil[kStdLanes]{kAbsent, kAbsent, kAbsent}, f_rh[kStdLanes]{kAbsent, kAbsent, kAbsent};
   size_t f_y[2]{kAbsent, kAbsent};  // ping-pong layer outputs [T, B, D*Hout]

@@ -325,7 +325,7 @@ struct UseReg {  // the register cell (RegCell): folded, not lean (its 112 regis
 // and 4 the kernel with both epilogues behind a runtime flag took up to 6% longer on its unfolded path than the kernel
 // without the fold, which erased the fold's gain). With FOLD and not LEAN, the product warps of LSTM and GRU run the
 // cell themselves (UseReg, RegCell) and the kernel ends after it.
-template <typename T, int CELL, int MB, int UB, bool LEAN, int FOLD>
+template <typename T, int CELL, int MB, int UB, bool LEAN, int FOLD, bool PAD = false>
 __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value, FOLD>::NTHREADS,
                                   Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value, FOLD>::MINB)
     wgmma_fwd_kernel(const FwdStep<T, float> p, const __grid_constant__ CUtensorMap mA,
@@ -353,11 +353,16 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
   // cost up to 22% of the step (session 79's run 4, GRU B = 96 H = 2048; session 80's run 1 with this shift, forced:
   // B = 96 GRU -14.5% / -22.9% at H = 1024 / 2048, LSTM -11.4% / -8.3%). Its first (m0 - ma) / 2 sequences belong to
   // the row of CTAs before, which runs their cell: here they are multiplied and skipped (below bown).
-  const int ma = FOLD && m0 + MB > terms * p.B && terms * p.B >= MB ? terms * p.B - MB : m0;
+  // Only where the state rows are 128-byte lines apart (p.hsp % kBK == 0: H % 64 == 0, or the padded pitch of
+  // StdDims::wpad): at H = 1000 with rows 2000 bytes apart the shifted box took longer than the filled one (session
+  // 80's run 7, forced: B = 96 GRU +13.1%, LSTM +10.6%; B = 48 +6.8% / +9.2%; session 81's run 1 measured this gate).
+  const bool whole_k = REG ? PAD || K % kBK == 0 : p.hsp % kBK == 0;  // (REG: p.hsp == K unless PAD)
+  const int ma = FOLD && whole_k && m0 + MB > terms * p.B && terms * p.B >= MB ? terms * p.B - MB : m0;
   // Folded with B < MB / 2, encode_fold_map's box holds the B / 8 sequence groups there are (2B rows): the stage's
   // other A rows keep stale bytes, whose products land in rows past B, which no cell reads. The bytes each stage
   // expects follow.
-  const unsigned stage_tx = FOLD && terms * p.B < MB ? unsigned(terms * p.B * kBK * 2 + Cfg::B_BYTES) : Cfg::STAGE;
+  const unsigned stage_tx =
+      FOLD && whole_k && terms * p.B < MB ? unsigned(terms * p.B * kBK * 2 + Cfg::B_BYTES) : Cfg::STAGE;
   const int KB = (K + kBK - 1) / kBK;
 
   if (tid == 0) {
@@ -393,7 +398,7 @@ __global__ void __launch_bounds__(Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FO
   const int reg_s = b0 + 32 * (warp / 4) + 8 * (warp % 4) + (lane >> 2),
             reg_b = reg_s < bown ? p.B : reg_s,  // p.B: no sequence (RegCell skips it)
             reg_u = u0 + (PERM ? UB / 4 : 2) * (lane & 3);
-  RegCell<CELL == 2 ? 0 : CELL, REG ? UB : 8, PERM> rc;
+  RegCell<CELL == 2 ? 0 : CELL, REG ? UB : 8, PERM, PAD> rc;
   // Every element of a consumer thread has the same unit (CT is a multiple of UB), so its biases are one CellBias. They
   // are loaded with the other inputs: read in the cell, as FwdBias does, they were global loads after the previous
   // element's stores, one round trip per element (session 74's phase profile: the cell took ~2000 cycles per element).
@@ -591,9 +596,9 @@ bool encode_map(CUtensorMap* m, int rank, const T* base, unsigned long long d0, 
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// The split state buffer hs ([slots][B][2][H]: hi then lo of each sequence, H % 8 == 0, B % 8 == 0) as the rank-5
-// tensor [slots][B/8][2][8][H] (strides 2BH, 16H, H, 2H elements), read in boxes of [1][MB/16][2][8][64]: in shared
-// memory a box is MB rows of 128 bytes, rows 16j..16j+7 the hi rows of the box's sequences 8j..8j+7 and rows
+// The split state buffer hs ([slots][B][2][P]: hi then lo of each sequence at the part pitch P >= H, H % 8 == 0,
+// B % 8 == 0) as the rank-5 tensor [slots][B/8][2][8][H] (strides 2BP, 16P, P, 2P elements), read in boxes of
+// [1][MB/16][2][8][64]: in shared memory a box is MB rows of 128 bytes, rows 16j..16j+7 the hi rows of the box's sequences 8j..8j+7 and rows
 // 16j+8..16j+15 their lo rows, so that a warpgroup MMA leaves each sequence's hi and lo products in the same thread
 // (rows r and r + 8 of the accumulator fragment). Sequences past B (whole groups of 8) are zero-filled. Where B is a
 // multiple of MB / 2 (no box crosses a slot) the slot and group dimensions are merged into one ([slots * B/8], rank
@@ -601,18 +606,19 @@ bool encode_map(CUtensorMap* m, int rank, const T* base, unsigned long long d0, 
 // it 0.7-1.6% faster than rank 5 at 7 of 8 points (0.2% slower at the eighth). Returns 2 (rank 4), 1 (rank 5) or 0
 // where the driver refuses it.
 template <typename T>
-int encode_fold_map(CUtensorMap* m, const T* hs, unsigned long long B, unsigned long long H, unsigned long long slots,
-                    unsigned MB) {
+int encode_fold_map(CUtensorMap* m, const T* hs, unsigned long long B, unsigned long long H, unsigned long long P,
+                    unsigned long long slots, unsigned MB) {
   const auto fn = encode_fn();
-  if (!fn || B % 8 != 0 || H % 8 != 0 || MB % 16 != 0) return 0;
+  if (!fn || B % 8 != 0 || H % 8 != 0 || P % 8 != 0 || P < H || MB % 16 != 0) return 0;
   const CUtensorMapDataType dt =
       std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const bool r4 = B % (MB / 2) == 0;  // boxes never cross a slot: slot and sequence group as one coordinate
   const cuuint64_t dims[5] = {H, 8, 2, r4 ? slots * (B / 8) : B / 8, slots};
   const cuuint64_t e = sizeof(T);
-  const cuuint64_t strides[4] = {2 * H * e, H * e, 16 * H * e, 2 * B * H * e};
-  // B < MB / 2: a box of the B / 8 groups there are, not one filled out of bounds (the kernel's stage_tx)
-  const cuuint32_t groups = static_cast<cuuint32_t>(B < MB / 2 ? B / 8 : MB / 16);
+  const cuuint64_t strides[4] = {2 * P * e, P * e, 16 * P * e, 2 * B * P * e};
+  // B < MB / 2 (and P % kBK == 0, as the kernel's stage_tx): a box of the B / 8 groups there are, not one filled out
+  // of bounds
+  const cuuint32_t groups = static_cast<cuuint32_t>(B < MB / 2 && P % kBK == 0 ? B / 8 : MB / 16);
   const cuuint32_t box[5] = {static_cast<cuuint32_t>(kBK), 8, 2, groups, 1};
   const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
   const bool ok = fn(m, dt, r4 ? 4 : 5, const_cast<T*>(hs), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -621,21 +627,22 @@ int encode_fold_map(CUtensorMap* m, const T* hs, unsigned long long B, unsigned 
   return ok ? (r4 ? 2 : 1) : 0;
 }
 
-// W_hh ([G*H][H], H % UB == 0) as the rank-5 tensor [G*H/UB][UB/8][4][2][H] with strides UB H, 2 H, (UB/4) H, H
-// elements (unit block, m, c, e), read in boxes of [1][UB/8][4][2][64]: in shared memory a box is UB rows of 128 bytes,
-// row 8 m + 2 c + e holding unit (UB/4) c + 2 m + e of the block. A warpgroup MMA's thread with l % 4 = c then holds
+// W_hh ([G*H][H] at the row pitch P >= H, H % UB == 0) as the rank-5 tensor [G*H/UB][UB/8][4][2][H] with strides
+// UB P, 2 P, (UB/4) P, P elements (unit block, m, c, e), read in boxes of [1][UB/8][4][2][64]: in shared memory a
+// box is UB rows of 128 bytes, row 8 m + 2 c + e holding unit (UB/4) c + 2 m + e of the block. A warpgroup MMA's thread with l % 4 = c then holds
 // in its accumulator columns 8 m + 2 c + e (m < UB/8, e < 2) the units (UB/4) c .. (UB/4) c + UB/4 - 1 of each gate: a
 // run of consecutive units, which the register cell loads and stores as vectors (RegCell's PERM) where the plain box
 // gave it pairs 8 units apart. false where the driver refuses it.
 template <typename T>
-bool encode_perm_map(CUtensorMap* m, const T* W, unsigned long long G, unsigned long long H, unsigned UB) {
+bool encode_perm_map(CUtensorMap* m, const T* W, unsigned long long G, unsigned long long H, unsigned long long P,
+                     unsigned UB) {
   const auto fn = encode_fn();
-  if (!fn || UB % 8 != 0 || H % UB != 0) return false;
+  if (!fn || UB % 8 != 0 || H % UB != 0 || P % 8 != 0 || P < H) return false;
   const CUtensorMapDataType dt =
       std::is_same<T, __half>::value ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const cuuint64_t e = sizeof(T);
   const cuuint64_t dims[5] = {H, 2, 4, UB / 8, G * H / UB};
-  const cuuint64_t strides[4] = {H * e, (UB / 4) * H * e, 2 * H * e, UB * H * e};
+  const cuuint64_t strides[4] = {P * e, (UB / 4) * P * e, 2 * P * e, UB * P * e};
   const cuuint32_t box[5] = {static_cast<cuuint32_t>(kBK), 2, 4, UB / 8, 1};
   const cuuint32_t estr[5] = {1, 1, 1, 1, 1};
   return fn(m, dt, 5, const_cast<T*>(W), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -669,12 +676,12 @@ inline int carveout(long long blocks, int sms) {
 
 // pdl: a programmatic dependent of the previous kernel on st (that kernel must be this layer and direction's previous
 // step: the kernel reads W_hh before pdl_wait()).
-template <typename T, int CELL, int MB, int UB, bool LEAN, int FOLD>
+template <typename T, int CELL, int MB, int UB, bool LEAN, int FOLD, bool PAD = false>
 void launch_kernel(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device,
                    cudaStream_t st) {
   using Cfg = Tile<CELL, MB, UB, LEAN, UseReg<CELL, LEAN, FOLD>::value, FOLD>;
   const dim3 grid((p.H + UB - 1) / UB, (p.B * terms + MB - 1) / MB);
-  const auto kernel = &wgmma_fwd_kernel<T, CELL, MB, UB, LEAN, FOLD>;
+  const auto kernel = &wgmma_fwd_kernel<T, CELL, MB, UB, LEAN, FOLD, PAD>;
   {
     static std::mutex mu;
     static std::vector<int> done;
@@ -689,18 +696,31 @@ void launch_kernel(const FwdStep<T, float>& p, const Maps& m, int slot, int term
                  pdl ? kWpre : 0, m.fold);
   OPENRNN_LAUNCH_CHECK("wgmma_fwd_kernel");
 }
+// The register cell's tiles with the padded state pitch (p.hsp != p.Hout: StdDims::wpad in inference) take the PAD
+// form of the kernel (RegCell's srow, lo_off); every other kernel reads p.hsp at run time.
+template <typename T, int CELL, int MB, int UB, bool LEAN, int FOLD>
+void launch_pad(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device,
+                cudaStream_t st) {
+  if constexpr (UseReg<CELL, LEAN, FOLD>::value) {
+    if (p.hsp != p.Hout) {
+      launch_kernel<T, CELL, MB, UB, LEAN, FOLD, true>(p, m, slot, terms, pdl, device, st);
+      return;
+    }
+  }
+  launch_kernel<T, CELL, MB, UB, LEAN, FOLD>(p, m, slot, terms, pdl, device, st);
+}
 template <typename T, int CELL, int MB, int UB, bool LEAN = false>
 void launch(const FwdStep<T, float>& p, const Maps& m, int slot, int terms, bool pdl, int device, cudaStream_t st) {
   if constexpr (!LEAN && CELL != 2) {
     if (m.perm) {
-      launch_kernel<T, CELL, MB, UB, LEAN, 2>(p, m, slot, terms, pdl, device, st);
+      launch_pad<T, CELL, MB, UB, LEAN, 2>(p, m, slot, terms, pdl, device, st);
       return;
     }
   }
   if (m.fold)
-    launch_kernel<T, CELL, MB, UB, LEAN, 1>(p, m, slot, terms, pdl, device, st);
+    launch_pad<T, CELL, MB, UB, LEAN, 1>(p, m, slot, terms, pdl, device, st);
   else
-    launch_kernel<T, CELL, MB, UB, LEAN, 0>(p, m, slot, terms, pdl, device, st);
+    launch_pad<T, CELL, MB, UB, LEAN, 0>(p, m, slot, terms, pdl, device, st);
 }
 
 // Units per block of the large (128-row) and the small (64-row) shape: N = G * UB = 128 / 96 (GRU) and 64 / 48.
@@ -737,12 +757,13 @@ inline void wgmma_trace(const StdDims& d, int G, const wg::Maps& m) {
   if (seen.insert(b).second) std::fprintf(stderr, "%s\n", b);
 }
 
-// The tensor maps and block shape of one layer and direction. hs: the state buffer (slots of B * 2H elements, each read
-// as [B * terms] rows of stride 2H / terms); W = W_hh [G*H, H]; cell_aligned: the cell's buffers allow RegCell's
+// The tensor maps and block shape of one layer and direction. hs: the state buffer (slots of B * 2 hp elements, each
+// read as [B * terms] rows of stride 2 hp / terms; hp: the state's part pitch, FwdStep::hsp); W = W_hh [G*H, H] at
+// the row pitch wp (H, or the padded copy's StdDims::wpad); cell_aligned: the cell's buffers allow RegCell's
 // vector accesses (else no fold). false where the driver cannot encode the maps (the caller falls back to the other
 // step paths).
 template <typename T>
-bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int terms, bool cell_aligned,
+bool wgmma_prepare(const StdDims& d, const T* W, int wp, const T* hs, int hp, int slots, int terms, bool cell_aligned,
                    bool perm_aligned, bool training, wg::Maps& m) {
   const int G = d.lstm ? 4 : (d.gru_lbr ? 3 : 1);
   const long long M = static_cast<long long>(d.B) * terms;
@@ -758,22 +779,23 @@ bool wgmma_prepare(const StdDims& d, const T* W, const T* hs, int slots, int ter
   m.MB = big || tall ? 128 : 64;
   m.UB = big ? ub_big : ub_small;
   m.lean = !big && tall && wg::lean_rule(n_tall, m.sms);
-  const unsigned long long pitch = static_cast<unsigned long long>(2 * H / terms);  // row pitch: H (split) or 2H
+  const unsigned long long pitch = static_cast<unsigned long long>(2 * hp / terms);  // row pitch: hp or 2 hp
   m.fold = terms == 2 && d.B % 8 == 0 && cell_aligned && wg::fold_allowed()
                ? wg::encode_fold_map(&m.a, hs, static_cast<unsigned long long>(d.B),
-                                     static_cast<unsigned long long>(H), static_cast<unsigned long long>(slots),
-                                     static_cast<unsigned>(m.MB))
+                                     static_cast<unsigned long long>(H), static_cast<unsigned long long>(hp),
+                                     static_cast<unsigned long long>(slots), static_cast<unsigned>(m.MB))
                : 0;
   // The register cell's tiles (wg::UseReg: folded, not lean, LSTM or GRU) may take the permuted W box where every
   // unit block is whole and the cell's buffers allow 16-byte vectors; they do by wg::perm_rule.
   m.perm = m.fold && !m.lean && G != 1 && perm_aligned && H % m.UB == 0 &&
            wg::perm_allowed(d.lstm, m.MB, m.UB, training) &&
            wg::encode_perm_map(&m.w, W, static_cast<unsigned long long>(G), static_cast<unsigned long long>(H),
-                               static_cast<unsigned>(m.UB));
+                               static_cast<unsigned long long>(wp), static_cast<unsigned>(m.UB));
   wgmma_trace(d, G, m);
   return (m.fold || wg::encode_map(&m.a, 3, hs, H, M, slots, pitch, static_cast<unsigned long long>(M) * pitch,
                                    static_cast<unsigned>(m.MB))) &&
-         (m.perm || wg::encode_map(&m.w, 2, W, H, G * H, 1, H, 0, static_cast<unsigned>(m.UB)));
+         (m.perm || wg::encode_map(&m.w, 2, W, H, G * H, 1, static_cast<unsigned long long>(wp), 0,
+                                   static_cast<unsigned>(m.UB)));
 }
 
 // One step on the Hopper kernel (T = __half or __nv_bfloat16); slot: the step's input slot of the state buffer; pdl:

@@ -59,7 +59,7 @@ __device__ __forceinline__ void st_pair(T* p, T a, T b) {
 // (8-byte for 16-bit values at M = 2): a quad's four lanes cover a row's UB units in whole sectors, with a quarter of
 // the store instructions. Inputs (gx, the previous c or h, the biases) are loaded before the main loop, as
 // CellInputs / CellBias.
-template <int CELL, int UB, bool PERM = false>
+template <int CELL, int UB, bool PERM = false, bool PAD = false>
 struct RegCell {
   static constexpr int G = CellInputs<CELL>::G, M = UB / 8;
   // The unit of pair m (e = 0; e = 1 is the next unit) relative to the thread's first: 8 m, or with PERM 2 m (the
@@ -87,6 +87,17 @@ struct RegCell {
   template <typename T>
   __device__ __forceinline__ float bias_at(int m, int hh, int g, int e) const {
     return half_at<T>(bias[m][hh][g], e);
+  }
+  // The state rows (FwdStep::hrow) and the lo part's offset: PAD, the padded pitch p.hsp (StdDims::wpad); else Hout
+  // and H, as the kernels were before the padding (a run-time p.hsp there cost LSTM's tiles 0.6-1.9% at H = 1024:
+  // session 81, run 4). PAD is the kernel's (launch_pad: p.hsp != p.Hout).
+  template <typename T>
+  __device__ static long long srow(const FwdStep<T, float>& p, int b) {
+    return PAD ? p.hrow(b) : (long long)b * p.Hout * 2;
+  }
+  template <typename T>
+  __device__ static int lo_off(const FwdStep<T, float>& p) {
+    return PAD ? p.hsp : p.H;
   }
   // Biases: never written by a forward call (loaded before pdl_wait); 0 where absent or past H. ub = u0 + c2: the
   // thread's first unit. (The caller's weight buffer: 2-byte alignment only, so two loads.)
@@ -118,7 +129,7 @@ struct RegCell {
     const int H = p.H;
     const bool valid = b < p.B, act = valid && p.active(b);
     const float* gr = p.gx + (act ? p.gx_rows.row(p.t, b) * (G * H) + ub : 0);
-    const T* hr = p.hin + (valid ? p.hrow(b) + ub : 0);
+    const T* hr = p.hin + (valid ? srow(p, b) + ub : 0);
     const float* cr = CELL == 0 ? p.cin + (valid ? (long long)b * H + ub : 0) : nullptr;
 #pragma unroll
     for (int m = 0; m < M; ++m) {
@@ -135,7 +146,7 @@ struct RegCell {
         prev[m][1] = v.y;
       } else {  // the state buffer: 16-byte aligned, unit pairs 4-byte aligned
         hprev[m][0] = valid && ok ? *reinterpret_cast<const uint32_t*>(hr + 8 * m) : 0u;
-        hprev[m][1] = valid && ok ? *reinterpret_cast<const uint32_t*>(hr + 8 * m + H) : 0u;
+        hprev[m][1] = valid && ok ? *reinterpret_cast<const uint32_t*>(hr + 8 * m + lo_off(p)) : 0u;
       }
     }
   }
@@ -202,8 +213,8 @@ struct RegCell {
     } else {
       uint32_t hi[M], lo[M];
       if (valid) {
-        ld_words(p.hin + p.hrow(b) + ub, hi);
-        ld_words(p.hin + p.hrow(b) + ub + H, lo);
+        ld_words(p.hin + srow(p, b) + ub, hi);
+        ld_words(p.hin + srow(p, b) + ub + lo_off(p), lo);
       } else {
 #pragma unroll
         for (int m = 0; m < M; ++m) hi[m] = lo[m] = 0u;
@@ -217,10 +228,10 @@ struct RegCell {
   __device__ __forceinline__ void run(const FwdStep<T, float>& p, int b, int ub, const float (&acc)[R]) const {
     static_assert(R == G * UB / 2, "the m64 x (G * UB) fragment");
     if (b >= p.B) return;
-    const int H = p.H, GH = G * H;
+    const int H = p.H, GH = G * H, hs = lo_off(p);
     const bool act = p.active(b);
-    const T* hi_in = p.hin + p.hrow(b) + ub;  // the state rows: hi at [u], lo at [u + H] (no projection)
-    T* hi_out = p.hout + p.hrow(b) + ub;
+    const T* hi_in = p.hin + srow(p, b) + ub;  // the state rows: hi at [u], lo at [u + hs] (no projection)
+    T* hi_out = p.hout + srow(p, b) + ub;
     T* yr = p.y + p.y_rows.row(p.t, b) * p.y_width + p.y_col + ub;
     float* cr = CELL == 0 ? p.cout + (long long)b * H + ub : nullptr;
     float* ar = p.acts ? p.acts + (long long)b * GH + ub : nullptr;
@@ -231,8 +242,8 @@ struct RegCell {
         uint32_t w[M];
         ld_words(hi_in, w);
         st_words(hi_out, w);
-        ld_words(hi_in + H, w);
-        st_words(hi_out + H, w);
+        ld_words(hi_in + hs, w);
+        st_words(hi_out + hs, w);
 #pragma unroll
         for (int m = 0; m < M; ++m) w[m] = bits(fill) | (bits(fill) << 16);
         st_words(yr, w);
@@ -250,7 +261,7 @@ struct RegCell {
           if (ub + 8 * m >= H) break;
           const int o = 8 * m;
           *reinterpret_cast<uint32_t*>(hi_out + o) = *reinterpret_cast<const uint32_t*>(hi_in + o);
-          *reinterpret_cast<uint32_t*>(hi_out + o + H) = *reinterpret_cast<const uint32_t*>(hi_in + o + H);
+          *reinterpret_cast<uint32_t*>(hi_out + o + hs) = *reinterpret_cast<const uint32_t*>(hi_in + o + hs);
           st_pair(yr + o, fill, fill);
           if constexpr (CELL == 0) st_pair(cr + o, prev[m][0], prev[m][1]);
           if (ar)
@@ -314,7 +325,7 @@ struct RegCell {
         wlo[m] = bits(from_f<T>(h[m][0] - to_f(hi0))) | (bits(from_f<T>(h[m][1] - to_f(hi1))) << 16);
       }
       st_words(hi_out, whi);
-      st_words(hi_out + H, wlo);
+      st_words(hi_out + hs, wlo);
       st_words(yr, whi);
     } else {
 #pragma unroll
@@ -330,7 +341,7 @@ struct RegCell {
         // put_h (the split state) and put_y
         const T hi0 = from_f<T>(h[m][0]), hi1 = from_f<T>(h[m][1]);
         st_pair(hi_out + o, hi0, hi1);
-        st_pair(hi_out + o + H, from_f<T>(h[m][0] - to_f(hi0)), from_f<T>(h[m][1] - to_f(hi1)));
+        st_pair(hi_out + o + hs, from_f<T>(h[m][0] - to_f(hi0)), from_f<T>(h[m][1] - to_f(hi1)));
         st_pair(yr + o, hi0, hi1);
       }
     }

@@ -204,8 +204,16 @@ inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major,
   // +23% to +58% (those include the shifted box's own cost at H % 64 != 0, run 7: +11% to +13% at H = 1000). Run 4
   // (by the rule, the Hopper step -> cuBLAS at every H > 512 with H % 64 != 0): B = 96 / 128 at H = 1000 GRU -12.6% /
   // -12.6%, LSTM 0.0% (cuBLAS before too) / -8.1%; but H = 800 B = 32 GRU +22.7% / LSTM +12.4%, H = 1000 B = 64 GRU
-  // +5.3% / LSTM -2.4%; so the line holds from B = 65.
-  if (d.H > 512 && d.H % 64 != 0 && d.B > 64) return false;
+  // +5.3% / LSTM -2.4%; so the line held from B = 65.
+  // Session 81 found the cost in the rows' misalignment (run 2, ncu: three times the L2 requests) and padded them
+  // (StdDims::wpad: W_hh's copy in both modes, the state slots in inference). Run 4 (H200, float16 inference, graph,
+  // T = 100, µs per step, two rounds, cuBLAS -> this kernel forced, padded) at B = 96 / 128 / 256: H = 600 / 800 /
+  // 1000 -4% to -28% at every point (GRU B = 256 H = 1000 17.14 -> 12.59, LSTM B = 96 H = 1000 11.70 -> 10.69); where
+  // h2048_rule takes it at H = 1200 / 1544 / 1800, B <= 128: -20% to +2% (GRU B = 96 H = 1800 20.82 -> 16.71, GRU
+  // B = 128 H = 1200 +2.0%, LSTM B = 128 H = 1544 +1.0%); at B = 256 for H > 1024 +1% to +27% (GRU H = 1544 +3.9%,
+  // which h2048_rule would take). So in inference the rule for aligned rows, but B > 128 at H > 1024; in training
+  // (W_hh's rows aligned, the state's not: run 3 gained 0-7% over the unpadded kernel) cuBLAS from B = 65 as before.
+  if (d.H > 512 && d.H % 64 != 0 && d.B > 64 && (training || (d.B > 128 && d.H > 1024))) return false;
   if (d.H > 1024) return h2048_rule(d, training);
   // LSTM at H > 768, B in (64, 96]: cuBLAS in training. Session 78 kept it there in inference too (B = 96 H = 1024
   // +4.0%); session 80's run 1 (as h2048_rule's, with the shifted box) found this kernel ahead in inference at
