@@ -49,11 +49,10 @@ struct StdDims {
   int split;  // 2 for float16/bfloat16 (hi/lo state pairs, standard_kernels.cuh), else 1
   // The Hopper step's padded row pitch (elements), 0 where none: Hout rounded up to 64 for split states of its cells
   // (LSTM without projection, GRU linear-before-reset, RNN) with Hout > 64, Hout % 64 != 0 and Hout % 8 == 0. Its
-  // TMA boxes read 128-byte rows; rows 2 Hout bytes apart straddle two lines each, which took up to 70% of the step
-  // (session 81, run 2: GRU B = 128, H = 1544 18.9 µs per kernel against 12.8 at H = 1536, three times the L2
-  // requests). Where it runs, W_hh is copied into a workspace buffer of this pitch (f_wp) and, in inference, the state
-  // slots take it as their part pitch (FwdStep::hsp; the reserve keeps Hout, the layout PERSISTENT and the backward
-  // share).
+  // TMA boxes read 128-byte rows; rows 2 Hout bytes apart straddle two lines each (session 81, run 2: GRU B = 128,
+  // H = 1544, 18.9 µs per step kernel against 12.8 at H = 1536, three times the L2 requests; the bench's step +72%).
+  // Where it runs, W_hh is copied into a workspace buffer of this pitch (f_wp) and, in inference, the state slots take
+  // it as their part pitch (FwdStep::hsp; the reserve keeps Hout, the layout PERSISTENT and the backward share).
   int wpad;
   int hs_ld() const { return Hout * split; }  // row stride of h states (the reserve's; see wpad)
   int us_ld() const { return H * split; }     // row stride of htil / rh

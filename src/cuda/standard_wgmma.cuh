@@ -598,13 +598,13 @@ bool encode_map(CUtensorMap* m, int rank, const T* base, unsigned long long d0, 
 
 // The split state buffer hs ([slots][B][2][P]: hi then lo of each sequence at the part pitch P >= H, H % 8 == 0,
 // B % 8 == 0) as the rank-5 tensor [slots][B/8][2][8][H] (strides 2BP, 16P, P, 2P elements), read in boxes of
-// [1][MB/16][2][8][64]: in shared memory a box is MB rows of 128 bytes, rows 16j..16j+7 the hi rows of the box's sequences 8j..8j+7 and rows
-// 16j+8..16j+15 their lo rows, so that a warpgroup MMA leaves each sequence's hi and lo products in the same thread
-// (rows r and r + 8 of the accumulator fragment). Sequences past B (whole groups of 8) are zero-filled. Where B is a
-// multiple of MB / 2 (no box crosses a slot) the slot and group dimensions are merged into one ([slots * B/8], rank
-// 4, box [MB/16][2][8][64]): session 75's run 2 (H200, float16 inference, B = 192 / 256, H = 512 / 1024) measured
-// it 0.7-1.6% faster than rank 5 at 7 of 8 points (0.2% slower at the eighth). Returns 2 (rank 4), 1 (rank 5) or 0
-// where the driver refuses it.
+// [1][MB/16][2][8][64]: in shared memory a box is MB rows of 128 bytes, rows 16j..16j+7 the hi rows of the box's
+// sequences 8j..8j+7 and rows 16j+8..16j+15 their lo rows, so that a warpgroup MMA leaves each sequence's hi and lo
+// products in the same thread (rows r and r + 8 of the accumulator fragment). Sequences past B (whole groups of 8) are
+// zero-filled. Where B is a multiple of MB / 2 (no box crosses a slot) the slot and group dimensions are merged into
+// one ([slots * B/8], rank 4, box [MB/16][2][8][64]): session 75's run 2 (H200, float16 inference, B = 192 / 256,
+// H = 512 / 1024) measured it 0.7-1.6% faster than rank 5 at 7 of 8 points (0.2% slower at the eighth). Returns 2 (rank
+// 4), 1 (rank 5) or 0 where the driver refuses it.
 template <typename T>
 int encode_fold_map(CUtensorMap* m, const T* hs, unsigned long long B, unsigned long long H, unsigned long long P,
                     unsigned long long slots, unsigned MB) {
@@ -627,12 +627,12 @@ int encode_fold_map(CUtensorMap* m, const T* hs, unsigned long long B, unsigned 
   return ok ? (r4 ? 2 : 1) : 0;
 }
 
-// W_hh ([G*H][H] at the row pitch P >= H, H % UB == 0) as the rank-5 tensor [G*H/UB][UB/8][4][2][H] with strides
-// UB P, 2 P, (UB/4) P, P elements (unit block, m, c, e), read in boxes of [1][UB/8][4][2][64]: in shared memory a
-// box is UB rows of 128 bytes, row 8 m + 2 c + e holding unit (UB/4) c + 2 m + e of the block. A warpgroup MMA's thread with l % 4 = c then holds
-// in its accumulator columns 8 m + 2 c + e (m < UB/8, e < 2) the units (UB/4) c .. (UB/4) c + UB/4 - 1 of each gate: a
-// run of consecutive units, which the register cell loads and stores as vectors (RegCell's PERM) where the plain box
-// gave it pairs 8 units apart. false where the driver refuses it.
+// W_hh ([G*H][H] at the row pitch P >= H, H % UB == 0) as the rank-5 tensor [G*H/UB][UB/8][4][2][H] with strides UB P,
+// 2 P, (UB/4) P, P elements (unit block, m, c, e), read in boxes of [1][UB/8][4][2][64]: in shared memory a box is UB
+// rows of 128 bytes, row 8 m + 2 c + e holding unit (UB/4) c + 2 m + e of the block. A warpgroup MMA's thread with
+// l % 4 = c then holds in its accumulator columns 8 m + 2 c + e (m < UB/8, e < 2) the units (UB/4) c .. (UB/4)
+// c + UB/4 - 1 of each gate: a run of consecutive units, which the register cell loads and stores as vectors (RegCell's
+// PERM) where the plain box gave it pairs 8 units apart. false where the driver refuses it.
 template <typename T>
 bool encode_perm_map(CUtensorMap* m, const T* W, unsigned long long G, unsigned long long H, unsigned long long P,
                      unsigned UB) {

@@ -212,7 +212,8 @@ inline bool use_wgmma_step(const StdDims& d, openrnn_data_type dt, int cc_major,
   // h2048_rule takes it at H = 1200 / 1544 / 1800, B <= 128: -20% to +2% (GRU B = 96 H = 1800 20.82 -> 16.71, GRU
   // B = 128 H = 1200 +2.0%, LSTM B = 128 H = 1544 +1.0%); at B = 256 for H > 1024 +1% to +27% (GRU H = 1544 +3.9%,
   // which h2048_rule would take). So in inference the rule for aligned rows, but B > 128 at H > 1024; in training
-  // (W_hh's rows aligned, the state's not: run 3 gained 0-7% over the unpadded kernel) cuBLAS from B = 65 as before.
+  // (W_hh's rows aligned, the state's not: run 3, -7% to +0.7% against the unpadded kernel) cuBLAS from B = 65 as
+  // before.
   if (d.H > 512 && d.H % 64 != 0 && d.B > 64 && (training || (d.B > 128 && d.H > 1024))) return false;
   if (d.H > 1024) return h2048_rule(d, training);
   // LSTM at H > 768, B in (64, 96]: cuBLAS in training. Session 78 kept it there in inference too (B = 96 H = 1024
